@@ -1,0 +1,31 @@
+# Every target that runs code installs first, so each works alone on a fresh machine.
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+
+.PHONY: install demo test bench ui clean
+
+$(STAMP): pyproject.toml
+	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	@test -x $(PY) || python3 -m uv venv --quiet --python python3.11 $(VENV)
+	python3 -m uv pip install --quiet --python $(PY) -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(VENV)/bin/interviewsim demo
+
+test: install
+	$(PY) -m pytest -q
+
+bench: install
+	$(PY) -m benchmarks.run_all
+
+ui: install
+	$(VENV)/bin/interviewsim ui
+
+clean:
+	rm -rf $(VENV) .dagster_home data_out

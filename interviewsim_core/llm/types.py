@@ -1,0 +1,119 @@
+"""The gateway's typed boundary: what a caller asks for and what it gets back.
+
+Every model call in the product goes through ``Gateway`` (``gateway.py``) with these types, so
+generation, judges, builders and the premise judge share one cache, one retry policy, one
+concurrency limit per model and one cost ledger.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..contracts._base import Message
+
+CallStatus = Literal["ok", "invalid", "failed"]
+"""ok: parsed under its contract; invalid: every attempt broke the contract (raw text kept);
+failed: transport/provider error after retries (error kept, nothing cached)."""
+
+# Fields of ModelConfig that cannot change a model's output, hence never part of a cache key.
+OPERATIONAL_FIELDS = frozenset(
+    {"max_concurrency", "timeout_s", "max_retries", "max_total_wait_s", "max_reasks", "api_key_env", "label"}
+)
+
+
+class ModelConfig(BaseModel):
+    """One configured model for one role (generator, a judge, builder, premise judge)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str
+    """litellm model string, e.g. ``openai/gpt-4.1``, ``hosted_vllm/qwen3-8b``, ``offline/extractive``."""
+    api_base: str | None = None
+    """Base URL of an OpenAI-compatible server; part of the model's identity (different server, different model)."""
+    api_key_env: str | None = None
+    """Name of the environment variable that holds the key. The key itself is read at call time and never stored."""
+    label: str | None = None
+    """Display name in tables and the UI; defaults to ``model``."""
+    temperature: float | None = 0.0
+    """Sampling temperature. 0 by default: evaluations should be repeatable."""
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    """Provider-side sampling seed, where supported."""
+    response_format: dict[str, Any] | None = None
+    """e.g. ``{"type": "json_object"}``; changes outputs, so it is in the cache key."""
+    extra_params: dict[str, Any] = Field(default_factory=dict)
+    """Other output-affecting litellm parameters; in the cache key."""
+    max_concurrency: int = 16
+    """Calls in flight for this model in one process."""
+    timeout_s: float = 120.0
+    max_retries: int = 6
+    """Attempts after the first on 429/5xx/timeouts."""
+    max_total_wait_s: float = 600.0
+    """Cap on the total backoff sleep for one call."""
+    max_reasks: int = 2
+    """Extra attempts when an output breaks its contract."""
+
+    @property
+    def name(self) -> str:
+        return self.label or self.model
+
+    def identity(self) -> dict[str, Any]:
+        """The output-affecting part of this config: what a cache key and a judge's code version use."""
+        return self.model_dump(exclude=set(OPERATIONAL_FIELDS))
+
+
+class CallRequest(BaseModel):
+    """One logical model call: messages plus the contract that judges the answer."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    messages: tuple[Message, ...]
+    contract: str
+    """Contract NAME (e.g. ``content_similarity``); part of the cache key."""
+    contract_version: str
+    """CONTRACT_VERSION + PARSER_VERSION of that contract; part of the cache key."""
+    parser: Callable[[str], Any] | None = None
+    """Strict parser; raises ContractParseError. ``None`` accepts any non-blank text."""
+    sample_index: int = 0
+    """Independent-sample index (PS votes 0, 1, 2): distinct keys, stable across re-runs."""
+    item_id: str = ""
+    """Caller's id for the item, for logs and error reports; not part of the key."""
+
+
+class Attempt(BaseModel):
+    """One try at a call: the raw output and why it was rejected, if it was."""
+
+    model_config = ConfigDict(frozen=True)
+
+    raw: str | None = None
+    parse_error: str | None = None
+    error: str | None = None
+    cache_hit: bool = False
+
+
+class CallResult(BaseModel):
+    """The outcome of a CallRequest after retries and re-asks."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    status: CallStatus
+    value: Any = None
+    """The parsed contract Result when status == 'ok'."""
+    raw: str | None = None
+    """Raw text of the last attempt (kept for invalid outputs)."""
+    parse_error: str | None = None
+    error: str | None = None
+    attempts: tuple[Attempt, ...] = ()
+    model: str = ""
+    cache_key: str = ""
+    cache_hits: int = 0
+    """Attempts served from the cache."""
+    calls_made: int = 0
+    """Requests actually sent to the provider (after retries)."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
