@@ -78,7 +78,7 @@ class HeldOutSplit:
         return _flatten(self.test_interviews)
 
 
-def test_interview_count(n_interviews: int) -> int:
+def heldout_interview_count(n_interviews: int) -> int:
     """Number of held-out interviews for N interviews: ceil(0.2 N), computed without float drift."""
     # ceil(N/5) in integers: 0.2*N in floats can land a hair above an integer (e.g. 0.2*15).
     return -(-n_interviews // 5)
@@ -97,6 +97,6 @@ def split_personality(doc: PreparedInput) -> HeldOutSplit:
             "needs at least 2 (one training, one test)"
         )
     ordered = tuple(sorted(doc.interviews, key=lambda i: i.sequence))
-    n_test = test_interview_count(n)
+    n_test = heldout_interview_count(n)
     assert n_test == math.ceil(TEST_FRACTION * n) or abs(TEST_FRACTION * n - round(TEST_FRACTION * n)) < 1e-9
     return HeldOutSplit(doc=doc, train_interviews=ordered[: n - n_test], test_interviews=ordered[n - n_test :])

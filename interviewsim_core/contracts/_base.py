@@ -10,7 +10,9 @@ acceptance changes: both are part of a judge's identity, which decides what must
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Literal
+
+from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (CallRequest holds Messages)
 
 
 class Message(TypedDict):

@@ -1,0 +1,30 @@
+"""`make bench`: run every benchmark in one process, one after another, each printing its own numbers.
+
+Each benchmark module exposes ``main()``; they run side by side in one invocation so that ratios
+compare measurements taken under the same machine load.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+BENCHMARKS = ("bench_retrieval", "bench_gateway", "bench_orchestration")
+
+
+def main(argv: list[str] | None = None) -> int:
+    names = (argv if argv is not None else sys.argv[1:]) or list(BENCHMARKS)
+    for name in names:
+        print(f"\n=== {name} ===", flush=True)
+        t0 = time.perf_counter()
+        importlib.import_module(f"benchmarks.{name}").main()
+        print(f"--- {name} finished in {time.perf_counter() - t0:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

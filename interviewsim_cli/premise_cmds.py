@@ -1,0 +1,116 @@
+"""``interviewsim premise FILE``: bench your own memory deriver with seed 002's premise judge.
+
+Reads a JSONL file of ``{conclusion, peer_id, window: [{speaker, time, text}], conclusion_id}``
+records, validates every line before anything runs (all problems listed, exit 1), judges each
+conclusion with both passes through the gateway (offline model unless ``--judge`` names one),
+writes ``premise_verdicts.parquet`` and ``premise_label_clusters.parquet`` under ``--out``, and
+prints the headline numbers, the failure-attribution split first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+__all__ = ["register", "run_premise"]
+
+CACHE_NAME = "llm_cache.sqlite"
+VERDICTS_NAME = "premise_verdicts.parquet"
+CLUSTERS_NAME = "premise_label_clusters.parquet"
+
+
+def _write_clusters(df, path: Path) -> None:
+    """Atomic Parquet write of the label-cluster table (temp file + os.replace)."""
+    import tempfile
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([
+        ("rank", pa.int64()), ("representative", pa.string()), ("size", pa.int64()),
+        ("n_conclusions", pa.int64()), ("members", pa.list_(pa.string())), ("examples", pa.list_(pa.string())),
+    ])
+    table = pa.Table.from_pylist(df.to_dict(orient="records"), schema=schema)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run_premise(file: Path, judge: str, api_base: str | None, out: Path, gateway=None) -> dict:
+    """Validate, judge, write; returns the summary printed by the command (``--json`` shape).
+
+    Args:
+        gateway: a ready gateway (tests); by default one with a SQLite cache under ``out``.
+
+    Raises:
+        InputValidationError: the JSONL file is invalid (nothing is judged or written).
+    """
+    from interviewsim_core.llm.types import ModelConfig
+    from interviewsim_core.pipeline.storage import write_frame
+    from interviewsim_core.premise import headline, judge_conclusions, label_cluster_table, load_user_conclusions
+
+    conclusions = load_user_conclusions(file)
+    model = ModelConfig(model=judge, api_base=api_base)
+    if gateway is None:
+        from interviewsim_core.llm.cache import SqliteCache
+        from interviewsim_core.llm.gateway import Gateway
+
+        gateway = Gateway(cache=SqliteCache(out / CACHE_NAME))
+    df = judge_conclusions(conclusions, model, gateway)
+    clusters = label_cluster_table(df)
+    verdicts_path = write_frame(df, "premise_verdicts", out / VERDICTS_NAME)
+    clusters_path = out / CLUSTERS_NAME
+    _write_clusters(clusters, clusters_path)
+    head = headline(df)
+    return {
+        "judge": model.name,
+        "n_conclusions": len(df),
+        **head.to_dict(),
+        "label_clusters": clusters.head(10).to_dict(orient="records"),
+        "outputs": {"verdicts": str(verdicts_path), "label_clusters": str(clusters_path)},
+        "_text": head.to_text(),
+    }
+
+
+def register(app: typer.Typer) -> None:
+    from interviewsim_core.pipeline.config import OFFLINE_MODEL
+
+    @app.command("premise")
+    def premise(
+        file: Annotated[Path, typer.Argument(help="JSONL of {conclusion, peer_id, window, conclusion_id} records.")],
+        judge: Annotated[str, typer.Option("--judge", help="litellm model string of the premise judge.")] = OFFLINE_MODEL,
+        api_base: Annotated[Optional[str], typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")] = None,
+        out: Annotated[Path, typer.Option("--out", help="Directory for the Parquet outputs and the LLM cache.")] = Path("premise_out"),
+        as_json: Annotated[bool, typer.Option("--json", help="Print the headline metrics as JSON.")] = False,
+    ) -> None:
+        """Judge your own conclusions with the two-pass premise-usability judge (seed 002)."""
+        from interviewsim_core.errors import InputValidationError
+
+        try:
+            summary = run_premise(file, judge, api_base, out)
+        except InputValidationError as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(1) from None
+        text = summary.pop("_text")
+        if as_json:
+            typer.echo(json.dumps(summary, indent=2, ensure_ascii=False, default=str))
+            return
+        typer.echo(text)
+        clusters = summary["label_clusters"]
+        if clusters:
+            typer.echo("Top label clusters:")
+            for c in clusters:
+                typer.echo(f"  {c['rank']:>2}. {c['representative']} ({c['size']}): {', '.join(c['members'][:4])}")
+        typer.echo(f"Wrote {summary['outputs']['verdicts']} and {summary['outputs']['label_clusters']}")
+        sys.stdout.flush()

@@ -1,0 +1,80 @@
+"""Content Similarity (CS): does a generated response carry the same content as the real one?
+
+The judge sees one held-out reference response and one generated candidate and scores semantic
+content, not wording, tone or length, on the seed's 1-5 rubric. The aggregate is the arithmetic
+mean of the scores (metrics package); the explanation is kept for inspection only.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._base import Message
+from ._json import load_object, require_int, require_keys, require_text
+
+NAME = "content_similarity"
+CONTRACT_VERSION = "1"
+PARSER_VERSION = "1"
+
+MARKER = "## InterviewSim task: content similarity judgment"
+
+RUBRIC = (
+    "1: the candidate contradicts or misses the core content of the reference;\n"
+    "2: limited overlap with significant differences;\n"
+    "3: some overlap, but key information is missing;\n"
+    "4: the main points are preserved with minor differences;\n"
+    "5: the same core ideas as the ground-truth (reference) answer."
+)
+
+SYSTEM_TEMPLATE = (
+    MARKER + "\n"
+    "You compare a candidate interview response with the reference response the person actually "
+    "gave. Judge semantic content only: the information, claims and ideas. Ignore differences in "
+    "wording, tone, style and length.\n\n"
+    "Score the candidate with an integer from 1 to 5:\n" + RUBRIC + "\n\n"
+    "Reply with exactly one JSON object and nothing else, in this shape:\n"
+    '{"score": <integer 1-5>, "explanation": "<why this score, citing the two responses>"}\n'
+    "No other fields."
+)
+
+USER_TEMPLATE = (
+    "Reference response:\n<reference>\n{reference}\n</reference>\n\n"
+    "Candidate response:\n<candidate>\n{candidate}\n</candidate>"
+)
+
+SCORE_MIN, SCORE_MAX = 1, 5
+
+
+class Result(BaseModel):
+    """One CS judgment."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    score: int = Field(ge=SCORE_MIN, le=SCORE_MAX)
+    explanation: str
+
+
+def build_messages(reference: str, candidate: str) -> list[Message]:
+    """Rubric first (identical for every call), then the two responses.
+
+    Raises:
+        ValueError: a blank reference or candidate (nothing to compare).
+    """
+    if not reference.strip() or not candidate.strip():
+        raise ValueError("reference and candidate must both be non-blank")
+    user = USER_TEMPLATE.format(reference=reference.strip(), candidate=candidate.strip())
+    return [Message(role="system", content=SYSTEM_TEMPLATE), Message(role="user", content=user)]
+
+
+def parse(raw: str) -> Result:
+    """Exactly ``{"score": int 1..5, "explanation": non-blank}``, optionally fenced.
+
+    Raises:
+        ContractParseError: any other shape, a boolean or float score, an out-of-range score,
+            a blank explanation, duplicate keys or text around the object.
+    """
+    obj = load_object(raw, NAME)
+    require_keys(obj, ("score", "explanation"), NAME, raw)
+    score = require_int(obj["score"], "score", SCORE_MIN, SCORE_MAX, NAME, raw)
+    explanation = require_text(obj["explanation"], "explanation", NAME, raw)
+    return Result(score=score, explanation=explanation)

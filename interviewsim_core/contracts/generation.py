@@ -1,0 +1,133 @@
+"""Response generation: answer one held-out question in the voice of one personality.
+
+The prompt holds the paper's instruction ("Speak as c. Answer the following question as c would."),
+the personality_id, the context the generation strategy selected (nothing, a profile text, or
+training question/response examples), then the new question, and asks for one response only.
+
+The held-out pair enters only as its *question text*: ``build_messages`` accepts a ``str`` and
+refuses anything else, so a held-out response (or a fact summary built from them) cannot reach a
+generation prompt by passing the wrong object. Context is rendered before the question so the
+static part of the prompt is a shared prefix across a personality's questions (provider caches).
+
+Each example is flattened to one line (internal whitespace collapsed) so the prompt is
+unambiguous to read back: one ``Training example question:`` line, one ``Training example
+response:`` line.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import ContractParseError
+from ._base import Message
+
+NAME = "generation"
+CONTRACT_VERSION = "1"
+PARSER_VERSION = "1"
+
+MARKER = "## InterviewSim task: interview response generation"
+
+SYSTEM_TEMPLATE = (
+    MARKER + "\n"
+    "Speak as {personality_id}. Answer the following question as {personality_id} would.\n"
+    "Personality ID: {personality_id}\n"
+    "Write one plausible interview response to the new question, in the first person, as this "
+    "person would answer it. Use the context below when it is given. Return only the text of one "
+    "response: no preamble, no labels, no quotation marks around it, no alternative answers."
+)
+
+PROFILE_HEADING = "Profile:"
+EXAMPLES_HEADING = "Training examples (earlier interviews of this person):"
+EXAMPLE_QUESTION = "Training example question: "
+EXAMPLE_RESPONSE = "Training example response: "
+NO_CONTEXT_LINE = "Context: none."
+NEW_QUESTION = "New question: "
+FINAL_INSTRUCTION = "Return response text only."
+
+
+class ExampleLike(Protocol):
+    """What a context example must offer (``split.PairRef`` does): a training question and response."""
+
+    @property
+    def question(self) -> str: ...
+
+    @property
+    def response(self) -> str: ...
+
+
+class ContextLike(Protocol):
+    """The part of ``strategies.GenerationContext`` a prompt needs; typed structurally so this module
+    does not depend on the strategies package."""
+
+    @property
+    def profile_text(self) -> str | None: ...
+
+    @property
+    def examples(self) -> Sequence[ExampleLike]: ...
+
+
+class Result(BaseModel):
+    """One generated response: experimental output, not a verified statement."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    response: str
+
+
+def one_line(text: str) -> str:
+    """Collapse all whitespace runs to single spaces so one value occupies exactly one prompt line."""
+    return " ".join(text.split())
+
+
+def render_context(context: ContextLike | None) -> str:
+    """The context block shared by generation and MCQ answering: profile, then examples, or 'none'."""
+    parts: list[str] = []
+    profile = context.profile_text if context is not None else None
+    if profile is not None and profile.strip():
+        parts.append(PROFILE_HEADING + "\n" + profile.strip())
+    examples = tuple(context.examples) if context is not None else ()
+    if examples:
+        lines = [EXAMPLES_HEADING]
+        for ex in examples:
+            lines.append(EXAMPLE_QUESTION + one_line(ex.question))
+            lines.append(EXAMPLE_RESPONSE + one_line(ex.response))
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) if parts else NO_CONTEXT_LINE
+
+
+def build_messages(personality_id: str, question: str, context: ContextLike | None) -> list[Message]:
+    """Messages for one generation call.
+
+    Args:
+        personality_id: the simulated person's id (the paper's ``c``).
+        question: the held-out question's *text*; never a pair object, so its response cannot leak.
+        context: the strategy's selection (``GenerationContext``) or None for no context.
+
+    Raises:
+        TypeError: ``question`` is not a string (e.g. a PairRef was passed).
+        ValueError: blank personality_id or question.
+    """
+    if not isinstance(question, str):
+        raise TypeError(f"question must be the question text (str), got {type(question).__name__}")
+    if not personality_id.strip():
+        raise ValueError("personality_id must not be blank")
+    if not question.strip():
+        raise ValueError("question must not be blank")
+    system = SYSTEM_TEMPLATE.format(personality_id=personality_id)
+    user = render_context(context) + "\n\n" + NEW_QUESTION + one_line(question) + "\n" + FINAL_INSTRUCTION
+    return [Message(role="system", content=system), Message(role="user", content=user)]
+
+
+def parse(raw: str) -> Result:
+    """Any non-blank text is one response; it is stored stripped.
+
+    Raises:
+        ContractParseError: the reply is not text or is blank.
+    """
+    if not isinstance(raw, str):
+        raise ContractParseError(NAME, f"reply must be text, got {type(raw).__name__}", str(raw))
+    if not raw.strip():
+        raise ContractParseError(NAME, "blank response", raw)
+    return Result(response=raw.strip())

@@ -1,0 +1,160 @@
+"""Personality Similarity (PS): one Big Five trait, one side's response collection, one level.
+
+A prompt carries exactly one trait and a non-empty collection of responses from one side (the
+held-out references, or one method's generations): the judge rates the collection, never a single
+response and never all five traits at once. Each (trait, side) is judged in ``N_VOTES``
+independent runs; the modal level is the trait's level, with confidence = its share of the votes,
+and three different levels resolve to Neutral. Alignment compares the two sides' five levels.
+
+Reply format, and the whitespace tolerated (decided here, documented because the seed says
+"exactly")::
+
+    <rate>Low|Neutral|High</rate> <justification>non-blank text</justification>
+
+- whitespace before the first tag and after the last one is ignored;
+- between ``</rate>`` and ``<justification>`` any run of whitespace (spaces, tabs, newlines) or
+  none is accepted: models put a newline there as often as a space and it carries no meaning;
+- inside ``<rate>`` nothing but the level, exactly cased: `` High`` or ``high`` is a breach;
+- the justification may span lines, must contain non-whitespace, and may not contain another
+  ``<rate>``/``<justification>`` tag; it is stored stripped;
+- anything else before, between or after the tags is a breach.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Literal, Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from ._base import Message
+from ._json import fail
+from .generation import one_line
+
+NAME = "personality"
+CONTRACT_VERSION = "1"
+PARSER_VERSION = "1"
+
+MARKER = "## InterviewSim task: Big Five trait rating"
+
+TRAITS = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
+LEVELS = ("Low", "Neutral", "High")
+Level = Literal["Low", "Neutral", "High"]
+LEVEL_VALUE: dict[str, int] = {"Low": 1, "Neutral": 2, "High": 3}
+N_VOTES = 3
+
+TRAIT_DESCRIPTIONS = {
+    "openness": "curiosity, imagination, openness to new ideas, art and experience",
+    "conscientiousness": "organisation, discipline, dependability, planning and attention to duty",
+    "extraversion": "sociability, assertiveness, energy and enjoyment of other people's company",
+    "agreeableness": "warmth, cooperation, trust, modesty and consideration for others",
+    "neuroticism": "anxiety, moodiness, vulnerability to stress and negative emotion",
+}
+
+SYSTEM_TEMPLATE = (
+    MARKER + "\n"
+    "You infer one Big Five (OCEAN) personality trait of a person from a collection of their "
+    "interview responses. Judge the collection as a whole, not any single response.\n\n"
+    "Trait: {trait} ({description}).\n"
+    "Rate the person's level of this trait as exactly one of Low, Neutral or High.\n\n"
+    "Reply with exactly this and nothing else:\n"
+    "<rate>LEVEL</rate> <justification>YOUR REASONS, FROM THE RESPONSES</justification>\n"
+    "where LEVEL is Low, Neutral or High."
+)
+
+USER_HEADER = "Trait: {trait}\nResponses:"
+RESPONSE_PREFIX = "- "
+
+_REPLY = re.compile(
+    r"\A<rate>(?P<rate>[^<]*)</rate>\s*<justification>(?P<just>.*)</justification>\Z", re.DOTALL
+)
+_TAG = re.compile(r"</?(?:rate|justification)>")
+
+
+class Result(BaseModel):
+    """One categorical run: a level and its justification."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rate: Level
+    justification: str
+
+
+def _check_trait(trait: str) -> str:
+    if trait not in TRAITS:
+        raise ValueError(f"trait must be one of {TRAITS}, got {trait!r}")
+    return trait
+
+
+def build_messages(trait: str, responses: Sequence[str]) -> list[Message]:
+    """Trait instructions first, then the collection, one response per line.
+
+    Raises:
+        ValueError: unknown trait, or an empty collection / blank response.
+    """
+    _check_trait(trait)
+    if isinstance(responses, str):
+        raise TypeError("responses must be a sequence of texts, not one string")
+    texts = [one_line(r) for r in responses]
+    if not texts or any(not t for t in texts):
+        raise ValueError("personality rating needs a non-empty collection of non-blank responses")
+    system = SYSTEM_TEMPLATE.format(trait=trait, description=TRAIT_DESCRIPTIONS[trait])
+    user = "\n".join([USER_HEADER.format(trait=trait)] + [RESPONSE_PREFIX + t for t in texts])
+    return [Message(role="system", content=system), Message(role="user", content=user)]
+
+
+def parse(raw: str) -> Result:
+    """``<rate>Low|Neutral|High</rate> <justification>...</justification>``, see the module docstring.
+
+    Raises:
+        ContractParseError: any deviation from that shape.
+    """
+    if not isinstance(raw, str):
+        fail(NAME, f"reply must be text, got {type(raw).__name__}", str(raw))
+    m = _REPLY.match(raw.strip())
+    if m is None:
+        fail(NAME, "reply must be exactly <rate>LEVEL</rate> <justification>TEXT</justification>", raw)
+    rate, just = m.group("rate"), m.group("just")
+    if rate not in LEVELS:
+        fail(NAME, f"rate must be exactly one of {list(LEVELS)}, got {rate!r}", raw)
+    if _TAG.search(just):
+        fail(NAME, "justification contains another rate/justification tag", raw)
+    if not just.strip():
+        fail(NAME, "justification must not be blank", raw)
+    return Result(rate=rate, justification=just.strip())  # type: ignore[arg-type]
+
+
+def modal_vote(rates: Sequence[str]) -> tuple[str, float]:
+    """The trait's level from its ``N_VOTES`` runs and the share of votes it got.
+
+    Three different levels resolve to ("Neutral", 1/3), the seed's public tie rule.
+
+    Raises:
+        ValueError: not exactly three votes, or a vote that is not a level.
+    """
+    if len(rates) != N_VOTES:
+        raise ValueError(f"modal vote needs exactly {N_VOTES} votes, got {len(rates)}")
+    for r in rates:
+        if r not in LEVEL_VALUE:
+            raise ValueError(f"vote must be one of {LEVELS}, got {r!r}")
+    level, count = Counter(rates).most_common(1)[0]
+    if count == 1:
+        return "Neutral", 1 / N_VOTES
+    return level, count / N_VOTES
+
+
+def alignment(ref: Mapping[str, str], gen: Mapping[str, str]) -> float:
+    """``1 - sum(|m(ref_t) - m(gen_t)|) / 10`` over the five traits (Low=1, Neutral=2, High=3).
+
+    Raises:
+        ValueError: either side does not have exactly the five traits, or has a non-level value.
+    """
+    for side, levels in (("reference", ref), ("generated", gen)):
+        if set(levels) != set(TRAITS):
+            raise ValueError(f"{side} levels must cover exactly the traits {TRAITS}, got {sorted(levels)}")
+        for t, v in levels.items():
+            if v not in LEVEL_VALUE:
+                raise ValueError(f"{side} level for {t} must be one of {LEVELS}, got {v!r}")
+    distance = sum(abs(LEVEL_VALUE[ref[t]] - LEVEL_VALUE[gen[t]]) for t in TRAITS)
+    return 1 - distance / 10

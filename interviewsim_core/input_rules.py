@@ -1,0 +1,277 @@
+"""The rules of INPUT_SCHEMA.md, checked over one parsed ``prepared_input.json``.
+
+Validation walks the plain parsed JSON tree instead of leaning on pydantic errors, for three
+reasons: a plain ``json.load`` silently drops duplicate keys, pydantic stops describing a
+subtree at its first type error, and users need every problem of a file at once, each located
+by a JSON path such as ``$.interviews[3].qa_pairs[0].qa_id`` and a rule id from ``RULES``.
+Only a tree that passed the walk becomes the frozen models of ``schema.py``. Finding files and
+checking rules that span files (duplicate personality_id) is ``loader.py``'s job.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from .errors import Problem
+from .schema import SCHEMA_VERSION, PreparedInput
+
+__all__ = ["RULES", "check_file"]
+
+#: Every rule id a ``Problem`` can carry, with what it means. Tests pin this set.
+RULES: dict[str, str] = {
+    "not-found": "the given path does not exist or cannot be read",
+    "no-documents": "a corpus folder holds no personality sub-folder",
+    "missing-document": "a corpus sub-folder holds no prepared_input.json",
+    "not-utf8": "the file is not valid UTF-8",
+    "invalid-json": "the file is not one valid JSON document (syntax, BOM, NaN/Infinity)",
+    "duplicate-key": "a JSON object names the same key twice",
+    "unknown-field": "a field that the schema does not list",
+    "missing-field": "a field that the schema requires is absent",
+    "wrong-type": "a value of the wrong JSON type (e.g. a number where a string is required)",
+    "unsupported-version": f"schema_version is not {SCHEMA_VERSION!r}",
+    "blank-id": "personality_id, interview_id or qa_id is empty or whitespace only",
+    "blank-text": "question or response is empty or whitespace only",
+    "not-integer": "sequence is not an integer (booleans and 1.0 are not integers)",
+    "negative-sequence": "sequence is below zero",
+    "duplicate-sequence": "two interviews of a document share a sequence",
+    "duplicate-id": "two interviews share an interview_id, or two QA pairs share a qa_id",
+    "blank-tag": "a tag is empty or whitespace only",
+    "duplicate-tag": "a QA pair lists the same tag twice",
+    "empty-array": "interviews or qa_pairs is an empty array",
+    "duplicate-personality": "a personality_id appears in two files of the corpus",
+    "too-few-interviews": "fewer than two interviews: the chronological hold-out is impossible "
+    "(reported by validate_paths only; load_* accept such documents and split refuses them)",
+}
+
+_ROOT_FIELDS = ("schema_version", "personality_id", "personality", "interviews")
+_PERSONALITY_FIELDS = ("profile", "long_profile")
+_INTERVIEW_FIELDS = ("interview_id", "sequence", "qa_pairs")
+_PAIR_FIELDS = ("qa_id", "question", "response", "tags")
+_FIELD_SETS = {f: frozenset(f) for f in (_ROOT_FIELDS, _PERSONALITY_FIELDS, _INTERVIEW_FIELDS, _PAIR_FIELDS)}
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+class _DuplicateKeys(dict):
+    """A parsed JSON object that named some keys twice; remembers which, for the walk to report."""
+
+    duplicates: tuple[str, ...] = ()
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    dups: list[str] = []
+    for key, _ in pairs:
+        if key in seen and key not in dups:
+            dups.append(key)
+        seen.add(key)
+    flagged = _DuplicateKeys(obj)
+    flagged.duplicates = tuple(dups)
+    return flagged
+
+
+def _refuse_constant(name: str) -> Any:
+    # Python's json accepts NaN/Infinity; JSON does not, and other tools would choke on them.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _child(path: str, key: str) -> str:
+    if _IDENTIFIER.match(key):
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+class _Walk:
+    """Collects the problems of one parsed document; one instance per file."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.problems: list[Problem] = []
+
+    def add(self, path: str, rule: str, message: str) -> None:
+        assert rule in RULES, rule
+        self.problems.append(Problem(self.file, path, rule, message))
+
+    def obj(self, value: Any, path: str, fields: tuple[str, ...]) -> bool:
+        """Check one object's shape; True when it is an object whose present fields can be checked."""
+        if type(value) is dict and value.keys() == _FIELD_SETS[fields]:
+            return True  # the common case, decided by one C-level set comparison
+        if not isinstance(value, dict):
+            self.add(path, "wrong-type", f"expected an object, got {_json_type(value)}")
+            return False
+        for key in getattr(value, "duplicates", ()):
+            self.add(_child(path, key), "duplicate-key", f"key {key!r} appears more than once in this object")
+        for key in value:
+            if key not in fields:
+                self.add(_child(path, key), "unknown-field", f"field {key!r} is not part of the schema")
+        for key in fields:
+            if key not in value:
+                self.add(_child(path, key), "missing-field", f"required field {key!r} is missing")
+        return True
+
+    def string(self, obj: dict, key: str, path: str, blank_rule: str | None = None) -> str | None:
+        if key not in obj:
+            return None
+        value = obj[key]
+        where = _child(path, key)
+        if not isinstance(value, str):
+            self.add(where, "wrong-type", f"{key} must be a string, got {_json_type(value)}")
+            return None
+        if blank_rule is not None and not value.strip():
+            self.add(where, blank_rule, f"{key} must not be blank")
+            return None
+        return value
+
+    def array(self, obj: dict, key: str, path: str, *, non_empty: bool) -> list | None:
+        if key not in obj:
+            return None
+        value = obj[key]
+        where = _child(path, key)
+        if not isinstance(value, list):
+            self.add(where, "wrong-type", f"{key} must be an array, got {_json_type(value)}")
+            return None
+        if non_empty and not value:
+            self.add(where, "empty-array", f"{key} must hold at least one element")
+        return value
+
+    def document(self, root: Any) -> str | None:
+        """Walk a whole document; returns its personality_id when that field itself is sound."""
+        if not self.obj(root, "$", _ROOT_FIELDS):
+            return None
+        version = self.string(root, "schema_version", "$")
+        if version is not None and version != SCHEMA_VERSION:
+            self.add(
+                "$.schema_version",
+                "unsupported-version",
+                f"schema_version {version!r} is not supported (expected {SCHEMA_VERSION!r})",
+            )
+        pid = self.string(root, "personality_id", "$", "blank-id")
+        if "personality" in root and self.obj(root["personality"], "$.personality", _PERSONALITY_FIELDS):
+            for key in _PERSONALITY_FIELDS:
+                self.string(root["personality"], key, "$.personality")
+        interviews = self.array(root, "interviews", "$", non_empty=True)
+        if interviews is not None:
+            self.interviews(interviews)
+        return pid
+
+    def interviews(self, interviews: list) -> None:
+        interview_ids: dict[str, str] = {}
+        sequences: dict[int, str] = {}
+        qa_ids: dict[str, str] = {}
+        for i, itv in enumerate(interviews):
+            path = f"$.interviews[{i}]"
+            if not self.obj(itv, path, _INTERVIEW_FIELDS):
+                continue
+            iid = self.string(itv, "interview_id", path, "blank-id")
+            if iid is not None:
+                self._unique(interview_ids, iid, f"{path}.interview_id", "interview_id")
+            if "sequence" in itv:
+                self.sequence(itv["sequence"], f"{path}.sequence", sequences)
+            pairs = self.array(itv, "qa_pairs", path, non_empty=True)
+            if pairs is not None:
+                for j, pair in enumerate(pairs):
+                    self.pair(pair, f"{path}.qa_pairs[{j}]", qa_ids)
+
+    def sequence(self, value: Any, path: str, seen: dict[int, str]) -> None:
+        # bool subclasses int in Python; JSON true is still not a sequence number.
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.add(path, "not-integer", f"sequence must be an integer, got {_json_type(value)} {value!r}")
+            return
+        if value < 0:
+            self.add(path, "negative-sequence", f"sequence must be >= 0, got {value}")
+            return
+        if value in seen:
+            self.add(path, "duplicate-sequence", f"sequence {value} is already used at {seen[value]}")
+            return
+        seen[value] = path
+
+    def pair(self, pair: Any, path: str, qa_ids: dict[str, str]) -> None:
+        if not self.obj(pair, path, _PAIR_FIELDS):
+            return
+        qid = self.string(pair, "qa_id", path, "blank-id")
+        if qid is not None:
+            self._unique(qa_ids, qid, f"{path}.qa_id", "qa_id")
+        self.string(pair, "question", path, "blank-text")
+        self.string(pair, "response", path, "blank-text")
+        tags = self.array(pair, "tags", path, non_empty=False)
+        if tags is None:
+            return
+        seen: set[str] = set()
+        for k, tag in enumerate(tags):
+            where = f"{path}.tags[{k}]"
+            if not isinstance(tag, str):
+                self.add(where, "wrong-type", f"a tag must be a string, got {_json_type(tag)}")
+            elif not tag.strip():
+                self.add(where, "blank-tag", "a tag must not be blank")
+            elif tag in seen:
+                self.add(where, "duplicate-tag", f"tag {tag!r} is listed twice")
+            else:
+                seen.add(tag)
+
+    def _unique(self, seen: dict[str, str], value: str, path: str, what: str) -> None:
+        if value in seen:
+            self.add(path, "duplicate-id", f"{what} {value!r} is already used at {seen[value]}")
+        else:
+            seen[value] = path
+
+
+def _parse(path: Path, walk: _Walk) -> Any | None:
+    """Read and parse one file; None (with problems recorded) when it is not a JSON document."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        walk.add("$", "not-found", f"cannot read the file: {exc.strerror or exc}")
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        walk.add("$", "not-utf8", f"not valid UTF-8 at byte offset {exc.start}: {exc.reason}")
+        return None
+    if text.startswith("\ufeff"):
+        walk.add("$", "invalid-json", "the file starts with a byte-order mark, which JSON forbids")
+        return None
+    try:
+        return json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        walk.add("$", "invalid-json", f"line {exc.lineno} column {exc.colno}: {exc.msg}")
+    except ValueError as exc:
+        walk.add("$", "invalid-json", str(exc))
+    except RecursionError:
+        walk.add("$", "invalid-json", "the document nests too deeply")
+    return None
+
+
+def check_file(path: Path) -> tuple[PreparedInput | None, str | None, list[Problem]]:
+    """Validate one file; returns the model (only when it has no problem), its personality_id, problems."""
+    walk = _Walk(str(path))
+    tree = _parse(path, walk)
+    if walk.problems:
+        return None, None, walk.problems
+    pid = walk.document(tree)
+    if walk.problems:
+        return None, pid, walk.problems
+    # The walk has checked every type, so lax mode can only turn JSON arrays into tuples.
+    return PreparedInput.model_validate(tree, strict=False), pid, []
+

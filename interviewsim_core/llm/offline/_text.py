@@ -1,0 +1,75 @@
+"""Lexical helpers for the offline responders: tokens, sentences, overlap, negation, prompt blocks.
+
+Deliberately crude (lowercase word tokens, a short stop list): the offline model is a smoke-test
+baseline that must be deterministic and dependency-free, not a language model.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+STOPWORDS = frozenset(
+    """a an the and or but if then so of to in on at by for with from as into about over after before
+    is are was were be been being am do does did have has had i me my we our you your he him his she
+    her it its they them their this that these those there here what which who whom whose when where
+    why how all any some just very really also too than well oh yes yeah would could should will can
+    may might must shall one get got go going know think say said like much many more most""".split()
+)
+NEGATIONS = frozenset({"not", "no", "never", "nothing", "none", "neither", "nor", "cannot", "nobody", "nowhere"})
+
+
+def tokens(text: str) -> list[str]:
+    """Lowercase word tokens, apostrophe contractions kept whole (``don't``)."""
+    return _TOKEN.findall(text.lower())
+
+
+def content_tokens(text: str) -> set[str]:
+    """Distinct tokens minus stop words and negations: what a text is *about*."""
+    return {t for t in tokens(text) if t not in STOPWORDS and t not in NEGATIONS and not t.endswith("n't")}
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    """|a & b| / |a | b|, 0 for two empty sets."""
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
+
+
+def is_negated(text: str) -> bool:
+    """Whether a text carries a plain negation word or an n't contraction."""
+    return any(t in NEGATIONS or t.endswith("n't") for t in tokens(text))
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences split after . ! or ?, whitespace-collapsed, blanks dropped."""
+    return [s for s in (one_line(p) for p in _SENTENCE_END.split(text.strip())) if s]
+
+
+def first_sentence(text: str) -> str:
+    found = sentences(text)
+    return found[0] if found else ""
+
+
+def read_block(prompt: str, tag: str) -> str | None:
+    """The text of the first ``<tag>`` ... ``</tag>`` block whose tags sit on their own lines."""
+    m = re.search(rf"^<{tag}>\n(.*?)\n</{tag}>$", prompt, re.MULTILINE | re.DOTALL)
+    return m.group(1) if m else None
+
+
+def lines_after(prompt: str, header: re.Pattern[str], prefix: str) -> list[str]:
+    """The consecutive ``prefix``-lines right after the first match of ``header``, prefix removed."""
+    m = header.search(prompt)
+    if m is None:
+        return []
+    out = []
+    for line in prompt[m.end() :].splitlines():
+        if not line.startswith(prefix):
+            break
+        out.append(line[len(prefix) :])
+    return out

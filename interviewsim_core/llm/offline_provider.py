@@ -1,0 +1,121 @@
+"""The offline model as a litellm custom provider: ``offline/<name>`` goes through litellm.acompletion.
+
+Registering it with litellm (rather than short-circuiting in the gateway) means the demo, the
+tests and CI run the very code path a paid provider runs: litellm's dispatch, our retry
+classifier on litellm's own exception types, the cache, the cost ledger. The answers come from
+``interviewsim_core.llm.offline.respond(messages)`` (a deterministic smoke-test baseline, not a
+judge of quality). Token usage is a whitespace count and cost is 0.
+
+Faults (``faults.FaultSpec``) travel with each call in litellm's ``metadata`` together with the
+retry attempt number, so two gateways with different fault settings can share this one
+process-wide handler.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable, Sequence
+
+from .faults import MALFORMED_TEXT, FaultSpec, draw_fault
+
+__all__ = ["PROVIDER", "register", "default_responder", "get_handler", "FAULT_KEY", "ATTEMPT_KEY"]
+
+PROVIDER = "offline"
+FAULT_KEY = "interviewsim_fault_spec"
+ATTEMPT_KEY = "interviewsim_retry_attempt"
+
+_lock = threading.Lock()
+_handler: Any = None
+
+
+def default_responder(messages: Sequence[dict[str, Any]]) -> str:
+    """The product's offline answers (the colleague-owned ``offline`` package), imported on first use."""
+    from .offline import respond  # noqa: PLC0415 - lazy: keeps import of the gateway light
+
+    return respond(list(messages))
+
+
+def _count(text: str) -> int:
+    return len(text.split())
+
+
+def _build_handler_class() -> type:
+    import litellm  # noqa: PLC0415 - see gateway._litellm; env already set there
+    from litellm.llms.custom_llm import CustomLLM  # noqa: PLC0415
+
+    class OfflineLLM(CustomLLM):
+        """Deterministic in-process model; ``responder`` is swappable for tests."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.responder: Callable[[Sequence[dict[str, Any]]], str] = default_responder
+
+        def _answer(self, model: str, messages: list, model_response: Any, litellm_params: Any) -> Any:
+            meta = (litellm_params or {}).get("metadata") or {}
+            spec = meta.get(FAULT_KEY)
+            if isinstance(spec, dict):
+                spec = FaultSpec(**spec)
+            attempt = int(meta.get(ATTEMPT_KEY, 0) or 0)
+            fault = draw_fault(spec, messages, attempt) if isinstance(spec, FaultSpec) else None
+            full = f"{PROVIDER}/{model}"
+            if fault == "rate_limit":
+                import httpx  # noqa: PLC0415
+
+                req = httpx.Request("POST", "http://offline.invalid/v1/chat/completions")
+                resp = httpx.Response(429, headers={"retry-after": f"{spec.retry_after_s:g}"}, request=req)
+                raise litellm.RateLimitError("offline fault: rate limited", llm_provider=PROVIDER, model=full,
+                                             response=resp)
+            if fault == "timeout":
+                raise litellm.Timeout("offline fault: timed out", model=full, llm_provider=PROVIDER)
+            if fault == "server_error":
+                import httpx  # noqa: PLC0415
+
+                req = httpx.Request("POST", "http://offline.invalid/v1/chat/completions")
+                raise litellm.InternalServerError("offline fault: server error", llm_provider=PROVIDER, model=full,
+                                                  response=httpx.Response(500, request=req))
+            text = MALFORMED_TEXT if fault == "malformed" else self.responder(messages)
+            prompt_tokens = sum(_count(str(m.get("content") or "")) for m in messages)
+            completion_tokens = _count(text)
+            model_response.choices[0].message.content = text
+            model_response.choices[0].finish_reason = "stop"
+            model_response.model = full
+            model_response.created = int(time.time())
+            model_response.usage = litellm.Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                                                 total_tokens=prompt_tokens + completion_tokens)
+            model_response._hidden_params["response_cost"] = 0.0
+            return model_response
+
+        def completion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,  # type: ignore[override]
+                       encoding, api_key, logging_obj, optional_params, acompletion=None, litellm_params=None,
+                       logger_fn=None, headers={}, timeout=None, client=None):  # noqa: B006 - litellm's signature
+            return self._answer(model, messages, model_response, litellm_params)
+
+        async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response, print_verbose,  # type: ignore[override]
+                              encoding, api_key, logging_obj, optional_params, acompletion=None, litellm_params=None,
+                              logger_fn=None, headers={}, timeout=None, client=None):  # noqa: B006
+            return self._answer(model, messages, model_response, litellm_params)
+
+    return OfflineLLM
+
+
+def register() -> Any:
+    """Register the ``offline`` provider with litellm once per process; returns the handler. Idempotent."""
+    global _handler
+    with _lock:
+        import litellm  # noqa: PLC0415
+
+        if _handler is None:
+            _handler = _build_handler_class()()
+        if not any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
+            litellm.custom_provider_map = [*litellm.custom_provider_map,
+                                           {"provider": PROVIDER, "custom_handler": _handler}]
+            from litellm.utils import custom_llm_setup  # noqa: PLC0415
+
+            custom_llm_setup()
+        return _handler
+
+
+def get_handler() -> Any:
+    """The registered handler (registering it first if needed), e.g. to swap its responder in a test."""
+    return register()

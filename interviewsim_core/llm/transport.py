@@ -1,0 +1,269 @@
+"""How one attempt reaches a provider: litellm (every provider) or a direct OpenAI-compatible POST.
+
+Why two paths: measured on this machine (benchmarks/bench_gateway.py, C=32, L=200 ms), bare
+``litellm.acompletion`` spends ~14 ms of CPU per call on an OpenAI-compatible endpoint (logging
+objects, per-call cost lookup, the openai SDK's request building) against ~2-5 ms for a plain
+httpx POST, which caps one process at about half of what the endpoint can serve. Turning off
+litellm's callbacks and logging did not close that gap, so ``openai/`` and ``hosted_vllm/``
+models that name an ``api_base`` are posted with one shared ``httpx.AsyncClient`` per event loop;
+litellm is still used for every other provider (including ``offline/``) and for cost data.
+``Gateway(transport="litellm")`` sends everything through litellm.
+
+Both paths return the same ``Completion`` and raise exceptions the retry classifier understands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Mapping, Sequence, TypeVar
+
+from .retry import ProviderHTTPError, retry_after_of
+from .types import ModelConfig
+
+__all__ = ["Completion", "litellm_module", "cost_of", "direct_eligible", "call_litellm", "call_direct",
+           "LoopRunner", "loop_state"]
+
+T = TypeVar("T")
+
+_DIRECT_PREFIXES = ("openai/", "hosted_vllm/")
+# Body fields an OpenAI-compatible server accepts as-is; anything else in extra_params may be a
+# litellm-specific option, so such a model takes the litellm path instead.
+_DIRECT_EXTRA_OK = frozenset({"stop", "presence_penalty", "frequency_penalty", "logit_bias", "user", "n",
+                              "reasoning_effort", "top_k", "min_p", "repetition_penalty", "logprobs",
+                              "top_logprobs", "stream_options", "service_tier", "parallel_tool_calls"})
+
+_setup_lock = threading.Lock()
+_litellm: Any = None
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One successful provider answer."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+def litellm_module() -> Any:
+    """Import litellm once, offline-safe and quiet. Every litellm use in the package goes through here.
+
+    LITELLM_LOCAL_MODEL_COST_MAP must be set before the import or litellm fetches its price list
+    from the network at import time.
+    """
+    global _litellm
+    if _litellm is not None:
+        return _litellm
+    with _setup_lock:
+        if _litellm is None:
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            os.environ.setdefault("LITELLM_LOG", "ERROR")
+            import logging  # noqa: PLC0415
+
+            import litellm  # noqa: PLC0415
+
+            litellm.suppress_debug_info = True
+            litellm.telemetry = False
+            litellm.turn_off_message_logging = True
+            litellm.disable_streaming_logging = True
+            litellm.set_verbose = False
+            # The gateway keeps its own ledger; litellm's callbacks only cost CPU per call here.
+            litellm.callbacks = []
+            litellm.success_callback = []
+            litellm.failure_callback = []
+            litellm._async_success_callback = []
+            litellm._async_failure_callback = []
+            for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
+                logging.getLogger(name).setLevel(logging.ERROR)
+            _litellm = litellm
+    return _litellm
+
+
+@functools.lru_cache(maxsize=256)
+def _rates(model: str) -> tuple[float, float]:
+    """(USD per prompt token, USD per completion token) from litellm's local price table; 0 if unknown."""
+    if model.startswith("offline/"):
+        return 0.0, 0.0
+    litellm = litellm_module()
+    try:
+        p, _ = litellm.cost_per_token(model=model, prompt_tokens=1_000_000, completion_tokens=0)
+        _, c = litellm.cost_per_token(model=model, prompt_tokens=0, completion_tokens=1_000_000)
+        return float(p) / 1_000_000, float(c) / 1_000_000
+    except Exception:  # noqa: BLE001 - unknown models and custom servers have no price: cost 0
+        return 0.0, 0.0
+
+
+def cost_of(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """Cost in USD from litellm's price data (never the network); 0.0 when the model has no price.
+
+    Rates are looked up once per model string; tiered (long-context) prices are not modelled.
+    """
+    p, c = _rates(model)
+    return prompt_tokens * p + completion_tokens * c
+
+
+def direct_eligible(model: ModelConfig) -> bool:
+    """True when a model can be posted straight to its OpenAI-compatible ``api_base``."""
+    return (model.api_base is not None and model.model.startswith(_DIRECT_PREFIXES)
+            and set(model.extra_params) <= _DIRECT_EXTRA_OK)
+
+
+def _sampling(model: ModelConfig) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for name in ("temperature", "top_p", "max_tokens", "seed", "response_format"):
+        value = getattr(model, name)
+        if value is not None:
+            params[name] = value
+    params.update(model.extra_params)
+    return params
+
+
+def _api_key(model: ModelConfig) -> str | None:
+    """Read at call time only, so the key is never held by a config, a cache row or a log line."""
+    return os.environ.get(model.api_key_env) if model.api_key_env else None
+
+
+async def call_litellm(model: ModelConfig, messages: Sequence[Mapping[str, str]], *,
+                       metadata: dict[str, Any] | None = None) -> Completion:
+    """One attempt through ``litellm.acompletion``; litellm's own retries are off (ours are in retry.py)."""
+    litellm = litellm_module()
+    kwargs: dict[str, Any] = dict(_sampling(model))
+    if model.api_base:
+        kwargs["api_base"] = model.api_base
+    key = _api_key(model)
+    if key:
+        kwargs["api_key"] = key
+    if metadata:
+        kwargs["metadata"] = metadata
+    response = await litellm.acompletion(model=model.model, messages=list(messages), timeout=model.timeout_s,
+                                         max_retries=0, num_retries=0, **kwargs)
+    choice = response.choices[0]
+    text = choice.message.content or ""
+    usage = getattr(response, "usage", None)
+    pt = int(getattr(usage, "prompt_tokens", 0) or 0)
+    ct = int(getattr(usage, "completion_tokens", 0) or 0)
+    cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+    if cost is None:
+        cost = cost_of(model.model, pt, ct)
+    return Completion(text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=float(cost))
+
+
+@dataclass
+class _LoopState:
+    """Per-event-loop resources: semaphores and the shared HTTP client must not cross loops."""
+
+    semaphores: dict[tuple[str, str | None], asyncio.Semaphore] = field(default_factory=dict)
+    client: Any = None
+
+
+_states: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState]" = weakref.WeakKeyDictionary()
+_states_lock = threading.Lock()
+
+
+def loop_state() -> _LoopState:
+    loop = asyncio.get_running_loop()
+    with _states_lock:
+        state = _states.get(loop)
+        if state is None:
+            state = _states[loop] = _LoopState()
+    return state
+
+
+def _client() -> Any:
+    state = loop_state()
+    if state.client is None:
+        import httpx  # noqa: PLC0415
+
+        # The semaphores bound concurrency; the pool only has to never be the limit.
+        state.client = httpx.AsyncClient(limits=httpx.Limits(max_connections=1024, max_keepalive_connections=256),
+                                         timeout=None)
+    return state.client
+
+
+async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]]) -> Completion:
+    """One attempt as a plain POST to ``{api_base}/chat/completions`` with a shared client."""
+    import httpx  # noqa: PLC0415
+
+    assert model.api_base is not None
+    body: dict[str, Any] = {"model": model.model.split("/", 1)[1], "messages": list(messages), **_sampling(model)}
+    headers = {"Content-Type": "application/json"}
+    key = _api_key(model)
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    url = model.api_base.rstrip("/") + "/chat/completions"
+    response = await _client().post(url, json=body, headers=headers, timeout=httpx.Timeout(model.timeout_s))
+    if response.status_code >= 400:
+        detail = response.text[:300]
+        raise ProviderHTTPError(f"HTTP {response.status_code} from {model.model}: {detail}",
+                                status_code=response.status_code, retry_after=retry_after_of(response))  # type: ignore[arg-type]
+    try:
+        data = response.json()
+        text = data["choices"][0]["message"].get("content") or ""
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise ProviderHTTPError(f"unreadable response from {model.model}: {exc}", status_code=502) from exc
+    usage = data.get("usage") or {}
+    pt = int(usage.get("prompt_tokens") or 0)
+    ct = int(usage.get("completion_tokens") or 0)
+    return Completion(text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=cost_of(model.model, pt, ct))
+
+
+class LoopRunner:
+    """A private event loop in a daemon thread, so sync callers (Dagster asset bodies, scripts,
+    notebooks with their own running loop) can run gateway batches without owning a loop.
+
+    Reused across batches so the HTTP client's connections and litellm's clients stay warm.
+    Re-created after a fork (threads do not survive one).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._pid = -1
+
+    def _ensure(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._pid != os.getpid() or not (self._thread and self._thread.is_alive()):
+                loop = asyncio.new_event_loop()
+                ready = threading.Event()
+
+                def _main() -> None:
+                    asyncio.set_event_loop(loop)
+                    loop.call_soon(ready.set)
+                    loop.run_forever()
+
+                self._thread = threading.Thread(target=_main, name="interviewsim-gateway", daemon=True)
+                self._thread.start()
+                ready.wait()
+                self._loop, self._pid = loop, os.getpid()
+            return self._loop
+
+    def run(self, coro: Awaitable[T]) -> T:
+        loop = self._ensure()
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("Gateway.run called from inside the gateway's own loop; use acall")
+        return asyncio.run_coroutine_threadsafe(coro, loop).result()  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        with self._lock:
+            loop, thread = self._loop, self._thread
+            self._loop = None
+            if loop is None or self._pid != os.getpid():
+                return
+
+        async def _shutdown() -> None:
+            state = _states.get(loop)
+            if state is not None and state.client is not None:
+                await state.client.aclose()
+                state.client = None
+
+        asyncio.run_coroutine_threadsafe(_shutdown(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(10)

@@ -1,0 +1,214 @@
+"""Uncertainty and agreement: bootstrap intervals, paired permutation tests, kappa, Spearman.
+
+Method comparisons in the paper are paired over personalities (the same people under two
+methods), so the test is a sign-flip permutation of per-personality differences. scipy does
+the resampling (``permutation_test`` enumerates all 2^n sign patterns when that is no more
+than ``n_resamples``, else draws seeded Monte Carlo patterns); this module fixes the
+conventions: NaNs are dropped (pairwise for paired data), too-small samples give NaN rather
+than an error, and every random draw is seeded.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+__all__ = [
+    "Interval",
+    "PairedTest",
+    "bootstrap_ci",
+    "paired_permutation_test",
+    "paired_method_test",
+    "cohen_kappa",
+    "spearman",
+]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate (the mean) with a confidence interval; NaN bounds when n < 2."""
+
+    estimate: float
+    low: float
+    high: float
+    n: int
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """Mean of ``a - b`` over complete pairs and its two-sided (by default) p-value."""
+
+    mean_difference: float
+    p_value: float
+    n: int
+    exact: bool
+    """True when every sign pattern was enumerated (2^n <= n_resamples)."""
+
+
+def _clean(values: Sequence[float] | np.ndarray) -> np.ndarray:
+    arr = np.asarray(values, dtype=np.float64).ravel()
+    return arr[~np.isnan(arr)]
+
+
+def bootstrap_ci(
+    values: Sequence[float] | np.ndarray,
+    confidence: float = 0.95,
+    n_resamples: int = 9999,
+    seed: int = 0,
+    method: Literal["BCa", "percentile", "basic"] = "BCa",
+) -> Interval:
+    """Bootstrap confidence interval of the mean of ``values`` (NaNs dropped).
+
+    With fewer than two values there is nothing to resample: bounds are NaN. When every value
+    is equal the interval is that value on both sides (scipy would warn and give NaN for BCa).
+    """
+    x = _clean(values)
+    n = len(x)
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, 0)
+    est = float(x.mean())
+    if n < 2:
+        return Interval(est, math.nan, math.nan, n)
+    if np.all(x == x[0]):
+        return Interval(est, est, est, n)
+    with warnings.catch_warnings():
+        # BCa can be degenerate on tiny or near-constant samples; scipy then returns NaN bounds,
+        # which is the honest answer, so the warning adds nothing for our callers.
+        warnings.simplefilter("ignore", category=stats.DegenerateDataWarning)
+        res = stats.bootstrap(
+            (x,),
+            np.mean,
+            n_resamples=n_resamples,
+            confidence_level=confidence,
+            method=method,
+            vectorized=True,
+            rng=np.random.default_rng(seed),
+        )
+    ci = res.confidence_interval
+    return Interval(est, float(ci.low), float(ci.high), n)
+
+
+def _mean_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(x - y, axis=axis)
+
+
+def paired_permutation_test(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    seed: int = 0,
+    n_resamples: int = 9999,
+    alternative: Literal["two-sided", "greater", "less"] = "two-sided",
+) -> PairedTest:
+    """Sign-flip permutation test of mean(a - b) = 0 over paired observations.
+
+    Pairs where either side is NaN are dropped. Exact (all 2^n patterns) when 2^n <= n_resamples,
+    otherwise ``n_resamples`` seeded Monte Carlo patterns. No pairs: NaN difference and p-value;
+    all differences zero: p-value 1.
+    """
+    xa = np.asarray(a, dtype=np.float64).ravel()
+    xb = np.asarray(b, dtype=np.float64).ravel()
+    if xa.shape != xb.shape:
+        raise ValueError(f"paired samples must have equal length, got {len(xa)} and {len(xb)}")
+    keep = ~(np.isnan(xa) | np.isnan(xb))
+    xa, xb = xa[keep], xb[keep]
+    n = len(xa)
+    if n == 0:
+        return PairedTest(math.nan, math.nan, 0, True)
+    diff = float(np.mean(xa - xb))
+    exact = n < 63 and 2**n <= n_resamples
+    if np.all(xa == xb):
+        return PairedTest(0.0, 1.0, n, exact)
+    res = stats.permutation_test(
+        (xa, xb),
+        _mean_diff,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=n_resamples,
+        alternative=alternative,
+        rng=np.random.default_rng(seed),
+    )
+    return PairedTest(diff, float(res.pvalue), n, exact)
+
+
+def paired_method_test(
+    method_scores: pd.DataFrame,
+    metric: str,
+    method_a: str,
+    method_b: str,
+    judge: str,
+    seed: int = 0,
+    n_resamples: int = 9999,
+) -> PairedTest:
+    """Compare two methods on one metric under one judge, paired by personality_id.
+
+    Personalities missing (or NaN) under either method are left out, so both sides always
+    describe the same people.
+    """
+    df = method_scores[method_scores["judge"] == judge]
+    a = df[df["method"] == method_a].set_index("personality_id")[metric]
+    b = df[df["method"] == method_b].set_index("personality_id")[metric]
+    both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").sort_index()
+    return paired_permutation_test(both["a"].to_numpy(), both["b"].to_numpy(), seed=seed, n_resamples=n_resamples)
+
+
+def cohen_kappa(
+    labels_a: Sequence[object],
+    labels_b: Sequence[object],
+    weights: Literal["linear", "quadratic"] | None = None,
+    labels: Sequence[object] | None = None,
+) -> float:
+    """Cohen's kappa between two raters, optionally weighted for ordinal labels.
+
+    ``labels`` fixes the category order (it matters for weighted kappa, e.g. Low < Neutral <
+    High); by default the sorted union of observed labels. Returns NaN when kappa is undefined
+    (expected disagreement zero: both raters used one and the same category throughout).
+    """
+    a = list(labels_a)
+    b = list(labels_b)
+    if len(a) != len(b):
+        raise ValueError(f"raters must label the same items, got {len(a)} and {len(b)} labels")
+    if not a:
+        return math.nan
+    cats = list(labels) if labels is not None else sorted(set(a) | set(b), key=lambda v: (str(type(v)), v))
+    index = {c: i for i, c in enumerate(cats)}
+    missing = [v for v in set(a) | set(b) if v not in index]
+    if missing:
+        raise ValueError(f"labels {missing!r} are not in the given label set {cats!r}")
+    k = len(cats)
+    observed = np.zeros((k, k), dtype=np.float64)
+    np.add.at(observed, ([index[v] for v in a], [index[v] for v in b]), 1.0)
+    observed /= observed.sum()
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
+    i, j = np.indices((k, k))
+    if weights is None:
+        w = (i != j).astype(np.float64)
+    elif weights == "linear":
+        w = np.abs(i - j).astype(np.float64)
+    elif weights == "quadratic":
+        w = ((i - j) ** 2).astype(np.float64)
+    else:
+        raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+    denom = float((w * expected).sum())
+    if denom == 0.0:
+        return math.nan
+    return 1.0 - float((w * observed).sum()) / denom
+
+
+def spearman(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """Spearman rank correlation and its p-value over complete pairs; NaN with < 3 pairs or no variance."""
+    xa = np.asarray(a, dtype=np.float64).ravel()
+    xb = np.asarray(b, dtype=np.float64).ravel()
+    if xa.shape != xb.shape:
+        raise ValueError(f"samples must have equal length, got {len(xa)} and {len(xb)}")
+    keep = ~(np.isnan(xa) | np.isnan(xb))
+    xa, xb = xa[keep], xb[keep]
+    if len(xa) < 3 or np.all(xa == xa[0]) or np.all(xb == xb[0]):
+        return math.nan, math.nan
+    res = stats.spearmanr(xa, xb)
+    return float(res.statistic), float(res.pvalue)

@@ -1,0 +1,121 @@
+"""Planned model calls and how their outcomes become table rows.
+
+Each step is split in two so the orchestrator can batch: ``plan_*`` returns ``PlannedCall``s (no
+model is called), the caller runs any number of plans, across partitions and judges, through one
+``Gateway.run_many``, and ``assemble_*`` turns the results back into that step's table. The key
+of a planned call is globally unique (it starts with the table name and the partition), so the
+results of one big batch can be handed to every assembler as one mapping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from types import ModuleType
+from typing import Any, NamedTuple, Protocol
+
+import pandas as pd
+
+from ..contracts._base import Message
+from ..llm.types import CallRequest, CallResult, ModelConfig
+from .tables import CALL_COLUMNS, empty_frame, schema_of
+
+
+class PlannedCall(NamedTuple):
+    """One call a step needs: its key, the model to ask, the request, and the row fields known up front."""
+
+    key: Hashable
+    model: ModelConfig
+    request: CallRequest
+    row: dict[str, Any]
+
+
+class CallRunner(Protocol):
+    """What the steps need from the gateway (``llm.gateway.Gateway`` satisfies it)."""
+
+    def run_many(self, calls: Sequence[tuple[ModelConfig, CallRequest]]) -> list[CallResult]: ...
+
+
+Results = Mapping[Hashable, CallResult]
+
+
+def run_calls(gateway: CallRunner, planned: Iterable[PlannedCall]) -> dict[Hashable, CallResult]:
+    """Run every planned call in one gateway batch and key the results as planned.
+
+    Raises:
+        ValueError: two planned calls share a key (their results would overwrite each other).
+    """
+    planned = list(planned)
+    keys = [p.key for p in planned]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise ValueError(f"two planned calls share the key {dup!r}")
+    if not planned:
+        return {}
+    results = gateway.run_many([(p.model, p.request) for p in planned])
+    return dict(zip(keys, results, strict=True))
+
+
+def contract_request(
+    contract: ModuleType, messages: Sequence[Message], *, item_id: str,
+    parser: Callable[[str], Any] | None = None, sample_index: int = 0,
+) -> CallRequest:
+    """A request judged by ``contract``'s own parser (or a bound variant of it) under its current version."""
+    from ..contracts import version_of
+
+    return CallRequest(
+        messages=tuple(messages),
+        contract=contract.NAME,
+        contract_version=version_of(contract.NAME),
+        parser=parser or contract.parse,
+        sample_index=sample_index,
+        item_id=item_id,
+    )
+
+
+def call_columns(model: ModelConfig, request: CallRequest, result: CallResult) -> dict[str, Any]:
+    """The call columns of DESIGN.md for one result; raw text is kept whatever the status."""
+    return {
+        "model": result.model or model.model,
+        "contract": request.contract,
+        "contract_version": request.contract_version,
+        "status": result.status,
+        "raw_output": result.raw,
+        "parse_error": result.parse_error,
+        "error": result.error,
+        "attempts": len(result.attempts),
+        # Served entirely from the cache: nothing was sent to a provider for this row.
+        "cache_hit": bool(result.cache_hits > 0 and result.calls_made == 0),
+        "prompt_tokens": int(result.prompt_tokens),
+        "completion_tokens": int(result.completion_tokens),
+        "cost_usd": float(result.cost_usd),
+    }
+
+
+def result_for(results: Results, key: Hashable) -> CallResult:
+    """The result of one planned call; a missing one is a caller bug, so it says which key."""
+    try:
+        return results[key]
+    except KeyError:
+        raise KeyError(f"no result for planned call {key!r}: run the plan before assembling it") from None
+
+
+def assemble(
+    table: str,
+    planned: Sequence[PlannedCall],
+    results: Results,
+    payload: Callable[[Any], dict[str, Any]],
+) -> pd.DataFrame:
+    """Rows of ``table``: the planned row, the parsed payload when ok (nulls otherwise), the call columns.
+
+    Invalid and failed outputs stay as rows with null payload and their raw text: counted, never guessed.
+    """
+    if not planned:
+        return empty_frame(table)
+    columns = schema_of(table).names
+    payload_cols = [c for c in columns if c not in CALL_COLUMNS and c not in planned[0].row]
+    rows = []
+    for p in planned:
+        res = result_for(results, p.key)
+        values = payload(res.value) if res.status == "ok" else dict.fromkeys(payload_cols)
+        rows.append({**p.row, **values, **call_columns(p.model, p.request, res)})
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,303 @@
+"""The one configuration object of an evaluation run, and where its values come from.
+
+Every entry point (``interviewsim run``, the Dagster resources, ``direct.run_evaluation``, a
+notebook) builds an ``EvalConfig`` the same way, so a run launched from the UI and one launched
+from a shell with the same settings do the same work. Precedence: flags > environment
+(``INTERVIEWSIM_*``) > config file (YAML or TOML) > defaults.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..errors import ConfigError
+from ..llm.types import ModelConfig
+
+OFFLINE_MODEL = "offline/extractive"
+OFFLINE_EMBEDDING = "offline/hashing"
+ENV_PREFIX = "INTERVIEWSIM_"
+
+# Contracts whose wording or parser decides what a judge's rows mean: part of its identity.
+JUDGE_CONTRACTS: tuple[str, ...] = ("content_similarity", "factual_consistency", "personality")
+
+_MODEL_FIELDS = ("generator", "builder", "premise_judge")
+_PATH_FIELDS = ("corpus", "data_root", "cache_path")
+
+
+def _sample_corpus() -> Path:
+    # Computed from this file rather than imported from loader.py so the config stays importable
+    # on its own (the CLI builds a config before anything else is needed).
+    return Path(__file__).resolve().parents[1] / "sample_corpus"
+
+
+def _default_methods() -> tuple[str, ...]:
+    from ..strategies import DEFAULT_METHODS
+
+    return tuple(m if isinstance(m, str) else m.name for m in DEFAULT_METHODS)
+
+
+def _offline(label: str | None = None) -> ModelConfig:
+    return ModelConfig(model=OFFLINE_MODEL, label=label)
+
+
+class EvalConfig(BaseModel):
+    """What to evaluate, with which models, and where results go."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    PS_VOTES: ClassVar[int] = 3
+    """Independent PS runs per trait and side. Fixed: seed 000 says exactly three."""
+
+    corpus: Path = Field(default_factory=_sample_corpus)
+    """Corpus folder (one sub-folder per personality) or one prepared_input.json; defaults to the shipped sample."""
+    data_root: Path = Path("data_out")
+    """Where the Parquet tables go: ``<data_root>/<asset>/<personality_id>[/<method>].parquet``."""
+    methods: tuple[str, ...] = Field(default_factory=_default_methods)
+    """Method names (presets or the ``<strategy>-<n>[-<n>]`` grammar) evaluated for every personality."""
+    generator: ModelConfig = Field(default_factory=_offline)
+    """The model that simulates the personality (answers held-out questions and MCQs)."""
+    judges: tuple[ModelConfig, ...] = Field(default_factory=lambda: (_offline(),))
+    """CS, FC and PS judges. Every metric is reported per judge, never averaged across them."""
+    builder: ModelConfig = Field(default_factory=_offline)
+    """Builds the evaluation artefacts: fact summaries, atomic items, MCQ items."""
+    premise_judge: ModelConfig = Field(default_factory=_offline)
+    """Runs the two-pass premise-usability judge of seed 002 over derived artefacts."""
+    embedding_model: str = OFFLINE_EMBEDDING
+    """``offline/hashing`` (numpy, no download) or a litellm embedding model string for retrieval."""
+    embedding_api_base: str | None = None
+    """Base URL of the embedding server, when it is not the provider's default."""
+    seed: int = 0
+    """Seeds random selection and MCQ shuffles; part of what makes a run reproducible."""
+    mcq_options: tuple[int, ...] = (3, 4)
+    """MCQ option counts to build and answer; each run uses one count consistently per answering call."""
+    concurrency: int | None = None
+    """When set, overrides ``max_concurrency`` of every model (one knob for a small machine or a strict quota)."""
+    api_base: str | None = None
+    """Applied to every model given without its own ``api_base`` (one local OpenAI-compatible server for all roles)."""
+    cache_path: Path | None = None
+    """SQLite LLM cache; ``None`` means ``<data_root>/.cache/llm.sqlite``."""
+    invalid_rate_threshold: float = 0.05
+    """Asset checks fail when a table's share of invalid/failed model outputs exceeds this."""
+    rescore_cron: str = "0 3 * * *"
+    """When the automation re-materialises judgment assets whose judge changed."""
+
+    @field_validator("methods")
+    @classmethod
+    def _methods_resolve(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if not v:
+            raise ValueError("at least one method is needed")
+        if len(set(v)) != len(v):
+            raise ValueError(f"duplicate method names in {list(v)}")
+        from ..strategies import resolve_method
+
+        for name in v:
+            resolve_method(name)  # raises ConfigError naming the bad method
+        return v
+
+    @field_validator("judges")
+    @classmethod
+    def _judges_distinct(cls, v: tuple[ModelConfig, ...]) -> tuple[ModelConfig, ...]:
+        if not v:
+            raise ValueError("at least one judge is needed")
+        names = [j.name for j in v]
+        if len(set(names)) != len(names):
+            # The judge column holds the display name; two judges sharing it would merge their rows.
+            raise ValueError(f"judge display names must be distinct, got {names}; give each a label")
+        return v
+
+    @field_validator("mcq_options")
+    @classmethod
+    def _options_known(cls, v: tuple[int, ...]) -> tuple[int, ...]:
+        if not v or any(n not in (3, 4) for n in v) or len(set(v)) != len(v):
+            raise ValueError(f"mcq_options must be distinct values among 3 and 4, got {list(v)}")
+        return tuple(sorted(v))
+
+    @field_validator("concurrency")
+    @classmethod
+    def _positive(cls, v: int | None) -> int | None:
+        if v is not None and v < 1:
+            raise ValueError("concurrency must be >= 1")
+        return v
+
+    @field_validator("invalid_rate_threshold")
+    @classmethod
+    def _rate(cls, v: float) -> float:
+        if not 0.0 <= v <= 1.0:
+            raise ValueError("invalid_rate_threshold must be within [0, 1]")
+        return v
+
+    @model_validator(mode="after")
+    def _cron_shape(self) -> EvalConfig:
+        if len(self.rescore_cron.split()) != 5:
+            raise ValueError(f"rescore_cron must have five fields, got {self.rescore_cron!r}")
+        return self
+
+    # ---- effective values: the run-wide knobs applied to each model -------------------------
+
+    def resolve(self, model: ModelConfig) -> ModelConfig:
+        """``model`` with the run-wide ``api_base`` (if it has none) and ``concurrency`` applied."""
+        update: dict[str, Any] = {}
+        if self.api_base and not model.api_base:
+            update["api_base"] = self.api_base
+        if self.concurrency is not None:
+            update["max_concurrency"] = self.concurrency
+        return model.model_copy(update=update) if update else model
+
+    @property
+    def effective_generator(self) -> ModelConfig:
+        return self.resolve(self.generator)
+
+    @property
+    def effective_judges(self) -> tuple[ModelConfig, ...]:
+        return tuple(self.resolve(j) for j in self.judges)
+
+    @property
+    def effective_builder(self) -> ModelConfig:
+        return self.resolve(self.builder)
+
+    @property
+    def effective_premise_judge(self) -> ModelConfig:
+        return self.resolve(self.premise_judge)
+
+    @property
+    def effective_cache_path(self) -> Path:
+        return self.cache_path if self.cache_path is not None else self.data_root / ".cache" / "llm.sqlite"
+
+    @property
+    def effective_embedding_api_base(self) -> str | None:
+        return self.embedding_api_base or (self.api_base if self.embedding_model != OFFLINE_EMBEDDING else None)
+
+    # ---- loading ------------------------------------------------------------------------------
+
+    @classmethod
+    def load(
+        cls,
+        config_file: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> EvalConfig:
+        """Build a config from a file, the environment and explicit overrides (flags win).
+
+        Args:
+            config_file: YAML (``.yaml``/``.yml``) or TOML (``.toml``) file; ``None`` falls back to
+                ``INTERVIEWSIM_CONFIG`` in ``env``. Relative paths inside it are relative to the file.
+            env: usually ``os.environ``; only ``INTERVIEWSIM_*`` keys are read, unknown ones refused.
+            overrides: field name -> value (CLI flags). ``None`` values mean "flag not given".
+
+        Raises:
+            ConfigError: unreadable file, unknown key, or a value that fails validation.
+        """
+        env = dict(env or {})
+        layered: dict[str, Any] = {}
+        file = config_file or (Path(env[ENV_PREFIX + "CONFIG"]) if env.get(ENV_PREFIX + "CONFIG") else None)
+        if file is not None:
+            layered.update(_read_file(Path(file)))
+        layered.update(_from_env(env))
+        for key, value in (overrides or {}).items():
+            if value is None:
+                continue
+            if key not in cls.model_fields:
+                raise ConfigError(f"unknown setting {key!r}; known: {sorted(cls.model_fields)}")
+            layered[key] = _coerce(key, value)
+        try:
+            return cls(**layered)
+        except ValidationError as exc:
+            raise ConfigError(f"invalid configuration:\n{exc}") from exc
+
+
+def _split_list(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _model(value: Any) -> Any:
+    """A model given as a bare litellm string or as the structured ModelConfig mapping."""
+    if isinstance(value, str):
+        return {"model": value.strip()}
+    return value
+
+
+def _coerce(key: str, value: Any) -> Any:
+    """Turn the textual forms used by env vars, flags and files into field values."""
+    if key in _MODEL_FIELDS:
+        return _model(value)
+    if key == "judges":
+        items = _split_list(value) if isinstance(value, str) else list(value)
+        return [_model(v) for v in items]
+    if key == "methods":
+        return _split_list(value) if isinstance(value, str) else list(value)
+    if key == "mcq_options":
+        if isinstance(value, str):
+            return [int(v) for v in _split_list(value)]
+        if isinstance(value, int):
+            return [value]
+        return list(value)
+    return value
+
+
+def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, raw in env.items():
+        if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
+            continue
+        key = name[len(ENV_PREFIX) :].lower()
+        if key not in EvalConfig.model_fields:
+            # A typo such as INTERVIEWSIM_JUDGE would otherwise be silently ignored.
+            raise ConfigError(f"unknown environment setting {name}; known: "
+                              f"{sorted(ENV_PREFIX + k.upper() for k in EvalConfig.model_fields)}")
+        if raw == "":
+            continue
+        out[key] = _coerce(key, raw)
+    return out
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    try:
+        if path.suffix.lower() == ".toml":
+            data = tomllib.loads(text)
+        elif path.suffix.lower() in (".yaml", ".yml"):
+            data = yaml.safe_load(text) or {}
+        else:
+            raise ConfigError(f"config file {path} must end in .toml, .yaml or .yml")
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"config file {path} is not valid: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping at the top level")
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in EvalConfig.model_fields:
+            raise ConfigError(f"{path}: unknown setting {key!r}; known: {sorted(EvalConfig.model_fields)}")
+        value = _coerce(key, value)
+        if key in _PATH_FIELDS and value is not None:
+            p = Path(value).expanduser()
+            value = p if p.is_absolute() else (path.parent / p)
+        out[key] = value
+    return out
+
+
+def judge_identity(judge: ModelConfig, contract_names: tuple[str, ...] | list[str] = JUDGE_CONTRACTS) -> str:
+    """Short hash of what decides a judge's verdicts: its output-affecting config and contract versions.
+
+    The Dagster layer uses it as the code version of judgment assets, so changing a judge's model,
+    parameters, prompt or parser marks exactly the assets it judged as stale; operational settings
+    (concurrency, retries) do not.
+    """
+    from ..contracts import version_of
+
+    blob = json.dumps(
+        {"model": judge.identity(), "contracts": {n: version_of(n) for n in sorted(contract_names)}},
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]

@@ -1,0 +1,75 @@
+"""Generation: one simulated response per held-out question per method.
+
+The prompt gets the held-out question's text and the strategy's context, selected from training
+pairs only (``strategies.select_contexts`` takes (qa_id, text) and checks every example is a
+training pair). Nothing built from held-out responses is an input of this module.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..contracts import generation
+from ..llm.embeddings import Embedder, EmbeddingCache
+from ..llm.types import ModelConfig
+from ..split import HeldOutSplit
+from ..strategies import MethodSpec, resolve_method, select_contexts
+from .calls import CallRunner, PlannedCall, Results, assemble, contract_request, run_calls
+
+
+def plan_generations(
+    split: HeldOutSplit,
+    method: MethodSpec | str,
+    generator: ModelConfig,
+    embedder: Embedder | None = None,
+    seed: int = 0,
+    *,
+    train_embeddings: np.ndarray | None = None,
+    embedding_cache: EmbeddingCache | None = None,
+) -> list[PlannedCall]:
+    """One generation call per held-out question of ``split`` under ``method``.
+
+    Args:
+        embedder: needed by retrieval and hybrid methods only.
+        seed: the run seed (random selection).
+        train_embeddings / embedding_cache: share one embedding pass of the training questions
+            across methods (see ``strategies.retrieval.train_question_matrix``).
+    """
+    spec = resolve_method(method)
+    pid = split.personality_id
+    questions = [(p.qa_id, p.question) for p in split.test_pairs]
+    contexts = select_contexts(split, spec, questions, embedder, seed,
+                               train_embeddings=train_embeddings, cache=embedding_cache)
+    out = []
+    for p, ctx in zip(split.test_pairs, contexts, strict=True):
+        messages = generation.build_messages(pid, p.question, ctx)
+        row = {
+            "personality_id": pid, "method": spec.name, "qa_id": p.qa_id, "interview_id": p.interview_id,
+            "question": p.question, "strategy": spec.strategy, "n_context_requested": ctx.n_requested,
+            "n_context_used": ctx.n_used, "context_qa_ids": list(ctx.qa_ids),
+        }
+        out.append(PlannedCall(("generations", pid, spec.name, p.qa_id), generator,
+                               contract_request(generation, messages, item_id=p.qa_id), row))
+    return out
+
+
+def assemble_generations(planned: list[PlannedCall], results: Results) -> pd.DataFrame:
+    return assemble("generations", planned, results, lambda v: {"generated": v.response})
+
+
+def generate_responses(
+    split: HeldOutSplit,
+    method: MethodSpec | str,
+    generator: ModelConfig,
+    gw: CallRunner,
+    embedder: Embedder | None = None,
+    seed: int = 0,
+    *,
+    train_embeddings: np.ndarray | None = None,
+    embedding_cache: EmbeddingCache | None = None,
+) -> pd.DataFrame:
+    """The ``generations`` table of one (personality, method) partition."""
+    planned = plan_generations(split, method, generator, embedder, seed,
+                               train_embeddings=train_embeddings, embedding_cache=embedding_cache)
+    return assemble_generations(planned, run_calls(gw, planned))

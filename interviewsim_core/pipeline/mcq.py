@@ -1,0 +1,129 @@
+"""MCQ answering: the simulated person answers the MCQ items of each held-out interview at once.
+
+Seed 000: one prompt per held-out source interview (and option count) presenting all its items
+as Q1..QN, with one shared context: for retrieval the ordered union of what each atomic question
+retrieves, for hybrid that union then the latest pairs (no profile). Context comes from training
+pairs only; the items themselves are the only held-out-derived text in the prompt.
+
+Scoring follows the seed: an invalid (malformed) group reply scores every item of the group -0.5.
+A *failed* call (transport error after retries, nothing cached) is not a model answer, so its
+rows are left unscored (null) and counted in ``mcq_invalid``; a re-run asks again.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pandas as pd
+
+from ..contracts import mcq_answering
+from ..contracts.mcq_generation import ShuffledItem
+from ..llm.embeddings import Embedder, EmbeddingCache
+from ..llm.types import ModelConfig
+from ..split import HeldOutSplit
+from ..strategies import MethodSpec, resolve_method, select_group_context
+from .calls import CallRunner, PlannedCall, Results, call_columns, contract_request, result_for, run_calls
+from .tables import empty_frame, schema_of
+
+_GROUP_ROW = ("personality_id", "method", "n_options", "interview_id")
+
+
+def item_of(row: dict) -> ShuffledItem:
+    """The shuffled item as stored in an ``mcq_items`` row (the order the answering prompt shows)."""
+    return ShuffledItem(question=row["question"], labels=tuple(row["labels"]), texts=tuple(row["texts"]),
+                        kinds=tuple(row["kinds"]), correct_label=row["correct_label"])
+
+
+def plan_mcq_answers(
+    split: HeldOutSplit,
+    mcq_items_df: pd.DataFrame,
+    method: MethodSpec | str,
+    generator: ModelConfig,
+    embedder: Embedder | None = None,
+    seed: int = 0,
+    *,
+    train_embeddings: np.ndarray | None = None,
+    embedding_cache: EmbeddingCache | None = None,
+) -> list[PlannedCall]:
+    """One answering call per (held-out interview, option count) with at least one valid item.
+
+    Items are ordered as their source pairs were asked (held-out order); invalid MCQ items have no
+    options to show and are left out (``mcq_items`` counts them).
+    """
+    spec = resolve_method(method)
+    pid = split.personality_id
+    rank = {p.qa_id: p.order for p in split.test_pairs}
+    items = mcq_items_df[(mcq_items_df["personality_id"] == pid) & (mcq_items_df["status"] == "ok")].copy()
+    if items.empty:
+        return []
+    items["_rank"] = items["qa_id"].map(rank)
+    out = []
+    for (n_options, interview_id), grp in items.groupby(["n_options", "interview_id"], sort=True):
+        records = grp.sort_values("_rank", kind="stable").to_dict("records")
+        shuffled = [item_of(r) for r in records]
+        ctx = select_group_context(
+            split, spec, [(r["item_id"], r["question"]) for r in records], embedder, seed,
+            group_id=str(interview_id), train_embeddings=train_embeddings, cache=embedding_cache,
+        )
+        messages = mcq_answering.build_messages(pid, ctx, shuffled)
+        parser = partial(mcq_answering.parse, label_sets=mcq_answering.label_sets_of(shuffled))
+        row = {"personality_id": pid, "method": spec.name, "n_options": int(n_options),
+               "interview_id": str(interview_id),
+               # Not table columns: what the assembler needs to expand the group reply into item rows.
+               "_items": shuffled, "_item_ids": [r["item_id"] for r in records],
+               "_qa_ids": [r["qa_id"] for r in records]}
+        key = ("mcq_answers", pid, spec.name, int(n_options), str(interview_id))
+        out.append(PlannedCall(key, generator,
+                               contract_request(mcq_answering, messages, item_id=f"{interview_id}#{n_options}",
+                                                parser=parser), row))
+    return out
+
+
+def assemble_mcq_answers(planned: list[PlannedCall], results: Results) -> pd.DataFrame:
+    """One row per item; the group call's columns repeat on each row, its tokens and cost on the first only.
+
+    Putting usage on the first item keeps ``SUM(prompt_tokens)`` over the table equal to what was
+    spent, while every row still says which call answered it and how that call went.
+    """
+    if not planned:
+        return empty_frame("mcq_answers")
+    rows = []
+    for p in planned:
+        res = result_for(results, p.key)
+        calls = call_columns(p.model, p.request, res)
+        items: list[ShuffledItem] = p.row["_items"]
+        answers = list(res.value.answers) if res.status == "ok" else [None] * len(items)
+        for pos, (item, item_id, qa_id, chosen) in enumerate(
+            zip(items, p.row["_item_ids"], p.row["_qa_ids"], answers, strict=True), start=1
+        ):
+            if res.status == "failed":
+                kind, correct, reward = None, None, None
+            else:
+                kind, acc, reward = mcq_answering.score_answer(chosen, item)
+                correct = bool(acc)
+            usage = {} if pos == 1 else {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+            rows.append({
+                **{k: p.row[k] for k in _GROUP_ROW}, "item_id": item_id, "qa_id": qa_id, "position": pos,
+                "chosen_label": chosen, "chosen_kind": kind, "correct_label": item.correct_label,
+                "correct": correct, "reward": reward, **calls, **usage,
+            })
+    return pd.DataFrame(rows, columns=schema_of("mcq_answers").names)
+
+
+def answer_mcqs(
+    split: HeldOutSplit,
+    mcq_items_df: pd.DataFrame,
+    method: MethodSpec | str,
+    generator: ModelConfig,
+    gw: CallRunner,
+    embedder: Embedder | None = None,
+    seed: int = 0,
+    *,
+    train_embeddings: np.ndarray | None = None,
+    embedding_cache: EmbeddingCache | None = None,
+) -> pd.DataFrame:
+    """The ``mcq_answers`` table of one (personality, method) partition, every option count."""
+    planned = plan_mcq_answers(split, mcq_items_df, method, generator, embedder, seed,
+                               train_embeddings=train_embeddings, embedding_cache=embedding_cache)
+    return assemble_mcq_answers(planned, run_calls(gw, planned))

@@ -1,0 +1,166 @@
+"""Run the two-pass premise judge over conclusions and shape its ``premise_verdicts`` table.
+
+Pass 1 for every conclusion goes through the gateway as one batch, then pass 2 for every
+conclusion whose pass 1 parsed, as a second batch: pass 2 needs pass 1's JSON, and batching
+each pass lets the gateway run a whole partition concurrently. A pass-1 output that breaks its
+contract is re-asked by the gateway (the parser raises), then recorded ``invalid`` with its raw
+text; pass 2 is not run for it and the verdict is INVALID. A transport failure gives ERROR.
+Neither is counted as PASS or FAIL (``metrics.py`` reports them beside the pass rate).
+
+The table's columns are the ``premise_verdicts`` schema of ``pipeline/tables.py``: the
+conclusion, the verdict fields, both passes' normalised JSON, and each pass's call columns
+prefixed ``pass1_`` / ``pass2_`` (all null for a pass that was not run).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+from ..contracts import premise as contract
+from ..contracts import version_of
+from ..llm.types import CallRequest, CallResult, ModelConfig
+from ..pipeline.calls import CallRunner, call_columns
+from ..pipeline.tables import CALL_COLUMNS, conform, empty_frame
+from ..split import HeldOutSplit
+from .conclusions import Conclusion, atomic_item_conclusions, fact_summary_conclusions
+from .verdict import Verdict, combine, unusable
+
+TABLE = "premise_verdicts"
+PASS1_PREFIX = "pass1_"
+PASS2_PREFIX = "pass2_"
+
+
+def pass1_request(c: Conclusion) -> CallRequest:
+    """The blind call for one conclusion: built from the statement alone."""
+    return CallRequest(
+        messages=tuple(contract.build_pass1_messages(c.conclusion)),
+        contract=contract.PASS1_NAME,
+        contract_version=version_of(contract.PASS1_NAME),
+        parser=contract.parse_pass1,
+        item_id=c.conclusion_id,
+    )
+
+
+def pass2_request(c: Conclusion, p1: contract.Pass1Result) -> CallRequest:
+    """The verification call: conclusion, full pass-1 JSON, peer id and the whole window."""
+    return CallRequest(
+        messages=tuple(
+            contract.build_pass2_messages(
+                c.conclusion, p1.to_json(), c.peer_id, c.window, window_note=c.window_note
+            )
+        ),
+        contract=contract.PASS2_NAME,
+        contract_version=version_of(contract.PASS2_NAME),
+        parser=contract.parse_pass2,
+        item_id=c.conclusion_id,
+    )
+
+
+def _prefixed(prefix: str, cols: dict | None) -> dict:
+    if cols is None:
+        return {prefix + k: None for k in CALL_COLUMNS}
+    return {prefix + k: v for k, v in cols.items()}
+
+
+def _verdict_for(r1: CallResult, r2: CallResult | None) -> Verdict:
+    if r1.status != "ok":
+        return unusable("INVALID" if r1.status == "invalid" else "ERROR", "pass1")
+    assert r2 is not None
+    if r2.status != "ok":
+        return unusable("INVALID" if r2.status == "invalid" else "ERROR", "pass2", r1.value)
+    return combine(r1.value, r2.value)
+
+
+def _labels(r1: CallResult, r2: CallResult | None) -> list[str]:
+    """Both passes' free-text labels, first occurrence kept, in pass order."""
+    out: list[str] = []
+    for r in (r1, r2):
+        if r is not None and r.status == "ok":
+            out.extend(lab for lab in r.value.labels if lab not in out)
+    return out
+
+
+def judge_conclusions(
+    conclusions: Sequence[Conclusion], premise_judge: ModelConfig, gw: CallRunner
+) -> pd.DataFrame:
+    """Judge every conclusion with both passes; one ``premise_verdicts`` row per conclusion.
+
+    Args:
+        conclusions: what to judge; ``conclusion_id`` must be unique within the batch.
+        premise_judge: the model that answers both passes.
+        gw: the gateway (anything with ``run_many``).
+
+    Raises:
+        ValueError: two conclusions share an id.
+    """
+    ids = [c.conclusion_id for c in conclusions]
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"conclusion ids must be unique; repeated: {dup}")
+    if not conclusions:
+        return empty_frame(TABLE)
+
+    req1 = [pass1_request(c) for c in conclusions]
+    res1 = gw.run_many([(premise_judge, r) for r in req1])
+    todo = [i for i, r in enumerate(res1) if r.status == "ok"]
+    req2 = {i: pass2_request(conclusions[i], res1[i].value) for i in todo}
+    res2_list = gw.run_many([(premise_judge, req2[i]) for i in todo]) if todo else []
+    res2: dict[int, CallResult] = dict(zip(todo, res2_list, strict=True))
+
+    rows = []
+    for i, c in enumerate(conclusions):
+        r1, r2 = res1[i], res2.get(i)
+        v = _verdict_for(r1, r2)
+        rows.append(
+            {
+                "personality_id": c.personality_id,
+                "artifact_kind": c.artifact_kind,
+                "conclusion_id": c.conclusion_id,
+                "conclusion": c.conclusion,
+                "peer_id": c.peer_id,
+                "verdict": v.verdict,
+                "primary_cause": v.primary_cause,
+                "reasons": list(v.reasons),
+                "decontextuality_score": v.decontextuality_score,
+                "labels": _labels(r1, r2),
+                "attributions": [a.attribution for a in v.attributions],
+                "pass1_json": r1.value.to_json() if r1.status == "ok" else None,
+                "pass2_json": r2.value.to_json() if r2 is not None and r2.status == "ok" else None,
+                **_prefixed(PASS1_PREFIX, call_columns(premise_judge, req1[i], r1)),
+                **_prefixed(PASS2_PREFIX, call_columns(premise_judge, req2[i], r2) if r2 is not None else None),
+            }
+        )
+    return conform(pd.DataFrame(rows), TABLE)
+
+
+def premise_verdicts_for(
+    split: HeldOutSplit,
+    fact_summary_df: pd.DataFrame | None,
+    atomic_items_df: pd.DataFrame | None,
+    premise_judge: ModelConfig,
+    gw: CallRunner,
+    embedder=None,
+) -> pd.DataFrame:
+    """The ``premise_verdicts`` partition of one personality.
+
+    Judges every statement of its fact summary and every atomic item (rows whose build call is
+    not ``ok`` have nothing to judge and are skipped; they are already counted as invalid in
+    their own tables).
+
+    Args:
+        embedder: when given, the free-text labels of this partition are clustered with it and
+            the ranked cluster table is attached as ``df.attrs["label_clusters"]`` (for asset
+            metadata); the table itself is unchanged.
+    """
+    conclusions = [
+        *fact_summary_conclusions(split, fact_summary_df),
+        *atomic_item_conclusions(split, atomic_items_df),
+    ]
+    df = judge_conclusions(conclusions, premise_judge, gw)
+    if embedder is not None:
+        from .clustering import label_cluster_table
+
+        df.attrs["label_clusters"] = label_cluster_table(df, embedder)
+    return df

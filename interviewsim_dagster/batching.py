@@ -1,0 +1,136 @@
+"""One gateway batch per run, however many partitions the run covers, and per-partition metadata.
+
+Dagster pays a process/run start-up per run; a model batch pays per-batch latency. A single-run
+backfill over N partitions would waste both if each partition planned and ran its own calls, so
+every model-calling asset plans all of its partitions first (core ``plan_*``), runs them through
+one ``run_calls`` (one ``Gateway.run_many`` event loop, per-model concurrency across partitions)
+and assembles each partition's table from the shared results (core ``assemble_*``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import dagster as dg
+import pandas as pd
+
+from interviewsim_core.pipeline.calls import PlannedCall, Results, run_calls
+
+STAT_FIELDS = ("calls_made", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd", "failed", "invalid")
+_PREVIEW_ROWS = 10
+_PREVIEW_CELL = 60
+
+
+def gateway_stats(gw: Any) -> dict[str, float]:
+    """A copy of the gateway's running totals (the object itself keeps changing)."""
+    stats = gw.stats
+    return {f: getattr(stats, f, 0) for f in STAT_FIELDS}
+
+
+@contextmanager
+def gateway_delta(gw: Any) -> Iterator[dict[str, float]]:
+    """Yields a dict filled, on exit, with what the gateway did inside the block (``step_*`` keys)."""
+    out: dict[str, float] = {}
+    before = gateway_stats(gw)
+    yield out
+    after = gateway_stats(gw)
+    out.update({f"step_{f}": _num(after[f] - before[f]) for f in STAT_FIELDS})
+
+
+def run_partitioned(
+    context: dg.AssetExecutionContext,
+    gw: Any,
+    plans: Mapping[str, Sequence[PlannedCall]],
+    assemble: Callable[[list[PlannedCall], Results], pd.DataFrame],
+    *,
+    means: Sequence[str] = (),
+) -> dict[str, pd.DataFrame]:
+    """Run every partition's planned calls in one batch; return and describe one table per partition."""
+    with gateway_delta(gw) as step:
+        results = run_calls(gw, [p for planned in plans.values() for p in planned])
+    frames = {key: assemble(list(planned), results) for key, planned in plans.items()}
+    describe(context, frames, means=means, extra=step)
+    return frames
+
+
+def describe(
+    context: dg.AssetExecutionContext,
+    frames: Mapping[str | None, pd.DataFrame],
+    *,
+    means: Sequence[str] = (),
+    extra: Mapping[str, Any] | None = None,
+) -> None:
+    """Attach partition metadata: rows, invalid/failed outputs, tokens, cost, cache hits, means, preview.
+
+    ``step_*`` values (``extra``) are the gateway's totals for the whole step, which may span several
+    partitions; the per-partition numbers come from the rows' own call columns.
+    """
+    for key, df in frames.items():
+        meta = table_metadata(df, means=means)
+        meta.update(extra or {})
+        if key is None:
+            context.add_asset_metadata(meta)
+        else:
+            context.add_asset_metadata(meta, partition_key=key)
+
+
+def table_metadata(df: pd.DataFrame, *, means: Sequence[str] = ()) -> dict[str, Any]:
+    meta: dict[str, Any] = {"rows": len(df)}
+    # Call columns are plain on most tables and prefixed per pass (pass1_, pass2_) on premise verdicts.
+    prefixes = [c[: -len("status")] for c in df.columns if c == "status" or c.endswith("_status")]
+    if prefixes:
+        counts = {"invalid_outputs": 0, "failed_calls": 0, "cache_hits": 0, "model_rows": 0}
+        for p in prefixes:
+            status = df[p + "status"]
+            counts["invalid_outputs"] += int((status == "invalid").sum())
+            counts["failed_calls"] += int((status == "failed").sum())
+            counts["cache_hits"] += int(df[p + "cache_hit"].fillna(False).astype(bool).sum())
+            counts["model_rows"] += int(status.notna().sum())
+        meta.update(counts)
+        # Rows that went to a provider (failed ones too); the gateway's exact count is ``step_calls_made``.
+        meta["calls_made"] = counts["model_rows"] - counts["cache_hits"]
+    for name in ("prompt_tokens", "completion_tokens", "cost_usd"):
+        cols = [p + name for p in prefixes if p + name in df.columns] or ([name] if name in df.columns else [])
+        if cols:
+            total = sum(pd.to_numeric(df[c], errors="coerce").fillna(0).sum() for c in cols)
+            meta[name] = float(total) if name == "cost_usd" else int(total)
+    for col in ("verdict", "label", "chosen_kind"):
+        if col in df.columns and len(df):
+            meta[f"{col}_counts"] = {str(k): int(v) for k, v in df[col].value_counts(dropna=False).items()}
+    for col in means:
+        if col in df.columns:
+            values = pd.to_numeric(df[col], errors="coerce").dropna()
+            if len(values):
+                meta[f"mean_{col}"] = float(values.mean())
+    meta["preview"] = dg.MetadataValue.md(preview_markdown(df))
+    return meta
+
+
+def preview_markdown(df: pd.DataFrame, rows: int = _PREVIEW_ROWS) -> str:
+    """The first rows as a markdown table, long cells cut so the UI stays readable."""
+    if df.empty:
+        return "_no rows_"
+    head = df.head(rows).copy()
+    for col in head.columns:
+        head[col] = [_cell(v) for v in head[col]]
+    return head.to_markdown(index=False)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        value = ", ".join(str(v) for v in value)
+    text = "" if value is None else str(value)
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= _PREVIEW_CELL else text[: _PREVIEW_CELL - 1] + "\u2026"
+
+
+def _num(v: float) -> float | int:
+    return int(v) if float(v).is_integer() else float(v)
+
+
+def concat(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """All loaded partitions of an upstream as one frame (core steps accept multi-partition frames)."""
+    frames = [f for f in frames if f is not None]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

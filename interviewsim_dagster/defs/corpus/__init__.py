@@ -1,0 +1,1 @@
+"""Personalities as partitions: registered from the corpus folder, split chronologically."""

@@ -1,0 +1,42 @@
+"""The sensor that turns corpus files into personality partitions.
+Adding a valid ``<corpus>/<ID>/prepared_input.json`` adds partition ``<ID>`` on the next tick; an
+invalid file is reported (sensor log and skip reason, with file, JSON path and rule) and not
+registered. The cursor holds per-file fingerprints, so a tick re-validates only changed files.
+Removing a file never deletes a partition: its materialised results stay browsable.
+"""
+
+
+import dagster as dg
+
+from ...registration import parse_cursor, scan_corpus
+from ...resources import CorpusResource
+from .partitions import PERSONALITY, personality_partitions
+
+SENSOR_NAME = "personality_registration"
+_REPORTED_PROBLEMS = 5
+
+
+@dg.sensor(
+    name=SENSOR_NAME,
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Registers every valid personality of the corpus folder as a partition; reports invalid files.",
+)
+def personality_registration(context: dg.SensorEvaluationContext, corpus: CorpusResource) -> dg.SensorResult:
+    scan = scan_corpus(corpus.path, parse_cursor(context.cursor))
+    known = set(context.instance.get_dynamic_partitions(PERSONALITY))
+    new = [pid for pid in scan.valid if pid not in known]
+    for problem in scan.problems:
+        context.log.warning(f"not registered: {problem}")
+    if new:
+        context.log.info(f"registering {len(new)} personalit{'y' if len(new) == 1 else 'ies'}: {', '.join(new)}")
+    requests = [personality_partitions.build_add_request(new)] if new else []
+    skip = None
+    if not new:
+        skip = f"no new personalities ({len(scan.valid)} valid in {corpus.path})"
+    if scan.problems:
+        shown = "; ".join(scan.problems[:_REPORTED_PROBLEMS])
+        more = f" (+{len(scan.problems) - _REPORTED_PROBLEMS} more)" if len(scan.problems) > _REPORTED_PROBLEMS else ""
+        note = f"{len(scan.problems)} invalid file problem(s), not registered: {shown}{more}"
+        skip = f"{skip}; {note}" if skip else None
+    return dg.SensorResult(dynamic_partitions_requests=requests, cursor=scan.cursor(), skip_reason=skip)

@@ -1,0 +1,1 @@
+"""The two-pass premise-usability judge applied to fact summaries and atomic items."""

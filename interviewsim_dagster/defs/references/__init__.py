@@ -1,0 +1,1 @@
+"""Evaluation artefacts derived from held-out answers; never shown to a generator."""

@@ -1,0 +1,81 @@
+"""Checks on generations, run with the asset's partitions (never over every partition at once).
+The leak check re-plans the generation prompts through core's request builder instead of reading
+them from the gateway cache: planning is deterministic and calls no model, it checks exactly what
+the current code sends, and it works whatever cache backend (or none) produced the rows. The cache
+keeps the prompts actually sent, for audits of older runs.
+"""
+
+
+import dagster as dg
+
+from interviewsim_core.pipeline.leaks import LeakDetector
+
+from ...assets_support import cells
+from ...io_managers import ALLOW_MISSING
+from ...resources import CorpusResource, EvalConfigResource
+from ..corpus.partitions import to_personality
+from .assets import plan_generation_cells
+
+NO_HELDOUT_IN_PROMPTS = "no_heldout_text_in_generation_prompts"
+ONE_PER_QUESTION = "one_generation_per_heldout_question"
+
+
+def build_checks(generations: dg.AssetsDefinition) -> list[dg.AssetChecksDefinition]:
+    pxm = generations.partitions_def
+
+    @dg.asset_check(
+        asset=generations,
+        name=NO_HELDOUT_IN_PROMPTS,
+        partitions_def=pxm,
+        blocking=True,
+        additional_ins={"fact_summary": dg.AssetIn(partition_mapping=to_personality,
+                                                   metadata={ALLOW_MISSING: True})},
+        description="No held-out response and no fact-summary sentence appears verbatim in any generation prompt.",
+    )
+    def no_heldout_in_prompts(context: dg.AssetCheckExecutionContext, fact_summary: dict,
+                              eval_config: EvalConfigResource, corpus: CorpusResource) -> dg.AssetCheckResult:
+        run_cells = cells(context, pxm)
+        plans = plan_generation_cells(eval_config.get(), corpus, run_cells)
+        leaks: list[dict] = []
+        prompts = 0
+        for key, pid, method in run_cells:
+            fs = fact_summary.get(pid)
+            summaries = [s for s in fs["summary"] if isinstance(s, str)] if fs is not None else []
+            detector = LeakDetector(corpus.split(pid), summaries)
+            for call in plans[key]:
+                prompts += 1
+                found = detector.find(list(call.request.messages))
+                if found:
+                    leaks.append({"personality": pid, "method": method, "qa_id": call.request.item_id,
+                                  "fragment": found[0][:120]})
+        return dg.AssetCheckResult(
+            passed=not leaks,
+            metadata={"prompts_checked": prompts, "leaks": len(leaks),
+                      "first_leaks": dg.MetadataValue.json(leaks[:20])},
+        )
+
+    @dg.asset_check(
+        asset=generations,
+        name=ONE_PER_QUESTION,
+        partitions_def=pxm,
+        description="Exactly one generation row per held-out question, no extra and none missing.",
+    )
+    def one_per_question(context: dg.AssetCheckExecutionContext, generations: dict,
+                         corpus: CorpusResource) -> dg.AssetCheckResult:
+        problems: list[dict] = []
+        for key, pid, method in cells(context, pxm):
+            expected = [p.qa_id for p in corpus.split(pid).test_pairs]
+            got = list(generations[key]["qa_id"]) if key in generations else []
+            missing = sorted(set(expected) - set(got))
+            extra = sorted(set(got) - set(expected))
+            dupes = sorted({q for q in got if got.count(q) > 1})
+            if missing or extra or dupes:
+                problems.append({"personality": pid, "method": method, "missing": missing[:10],
+                                 "unexpected": extra[:10], "duplicated": dupes[:10]})
+        return dg.AssetCheckResult(
+            passed=not problems,
+            metadata={"partitions_checked": len(context.partition_keys), "partitions_failing": len(problems),
+                      "problems": dg.MetadataValue.json(problems[:20])},
+        )
+
+    return [no_heldout_in_prompts, one_per_question]

@@ -1,0 +1,116 @@
+"""Parquet on local (or shared) disk: one file per asset partition, readable without Dagster.
+
+Layout under ``data_root`` is core's (``interviewsim_core.pipeline.storage``), so a Dagster run and
+``direct.run_evaluation`` write interchangeable files that users query with DuckDB/pandas:
+
+- ``<root>/<asset>/all.parquet`` for unpartitioned assets (the leaderboard),
+- ``<root>/<asset>/<personality_id>.parquet`` for per-personality assets,
+- ``<root>/<asset>/<personality_id>/<method>.parquet`` for personality x method assets.
+
+Every write goes through core's ``write_frame``: the asset's explicit pyarrow schema from
+``tables.py`` (a column that changes type fails at write time, not in a reader's query) and an
+atomic temp-file + ``os.replace`` (a crashed run never leaves a torn file that looks valid).
+
+A single-run backfill hands this manager every partition of the run at once: an asset returns a
+``dict[partition_key, DataFrame]`` and each entry lands in its own file. Partitioned inputs are
+always loaded as a ``dict[partition_key, DataFrame]`` for the same reason, so asset bodies are
+written once for one partition or many.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+
+from interviewsim_core.pipeline.storage import partition_path as _core_path
+from interviewsim_core.pipeline.storage import read_frame, write_frame
+
+from .defs.corpus.partitions import dims_of
+
+ALLOW_MISSING = "interviewsim/allow_missing_partitions"
+"""AssetIn metadata flag: load only the upstream partitions that exist (methods not run yet must not
+break a leaderboard); without it a missing upstream file is an error, as silence would hide a bug."""
+
+
+def partition_path(
+    root: Path, asset: str, partition_key: str | None, partitions_def: dg.PartitionsDefinition | None
+) -> Path:
+    """Where one asset partition lives: core's layout, so direct and orchestrated runs share files.
+
+    Multi-partition keys are parsed through their definition, never split by hand.
+    """
+    if partition_key is None or partitions_def is None:
+        return _core_path(Path(root), asset)
+    dims = dims_of(partitions_def, partition_key)
+    return _core_path(Path(root), asset, dims["personality"], dims.get("method"))
+
+
+class ParquetIOManager(dg.ConfigurableIOManager):
+    """Stores every asset partition as its own Parquet file under ``data_root`` (see module docstring)."""
+
+    data_root: str
+    """Directory of the Parquet tree; created on first write. Point it at shared storage for multi-machine runs."""
+
+    def _path(self, context: dg.OutputContext | dg.InputContext, key: str | None) -> Path:
+        pdef = context.asset_partitions_def if key is not None else None
+        return partition_path(Path(self.data_root), context.asset_key.path[-1], key, pdef)
+
+    def handle_output(self, context: dg.OutputContext, obj: pd.DataFrame | Mapping[str, pd.DataFrame]) -> None:
+        asset = context.asset_key.path[-1]
+        if not context.has_asset_partitions:
+            if not isinstance(obj, pd.DataFrame):
+                raise TypeError(f"{asset}: an unpartitioned asset must return a DataFrame, got {type(obj).__name__}")
+            path = self._path(context, None)
+            write_frame(obj, asset, path)
+            context.add_output_metadata({"path": dg.MetadataValue.path(str(path)), "row_count": len(obj)})
+            return
+        keys = list(context.asset_partition_keys)
+        frames = _frames_by_key(asset, keys, obj)
+        paths = []
+        for key in keys:
+            path = self._path(context, key)
+            write_frame(frames[key], asset, path)
+            paths.append(path)
+        meta: dict[str, object] = {"row_count": sum(len(frames[k]) for k in keys), "partitions_written": len(keys)}
+        if len(paths) == 1:
+            meta["path"] = dg.MetadataValue.path(str(paths[0]))
+        else:
+            meta["data_dir"] = dg.MetadataValue.path(str(Path(self.data_root) / asset))
+        context.add_output_metadata(meta)
+
+    def load_input(self, context: dg.InputContext) -> pd.DataFrame | dict[str, pd.DataFrame]:
+        asset = context.asset_key.path[-1]
+        if not context.has_asset_partitions:
+            return read_frame(self._path(context, None))
+        allow_missing = bool((context.definition_metadata or {}).get(ALLOW_MISSING))
+        out: dict[str, pd.DataFrame] = {}
+        missing: list[str] = []
+        for key in context.asset_partition_keys:
+            path = self._path(context, key)
+            if path.exists():
+                out[key] = read_frame(path)
+            else:
+                missing.append(key)
+        if missing and not allow_missing:
+            raise FileNotFoundError(
+                f"{asset}: upstream partition(s) not materialised yet: {', '.join(sorted(missing))}"
+            )
+        if missing:
+            context.log.info(f"{asset}: {len(missing)} upstream partition(s) not materialised yet, skipped")
+        return out
+
+
+def _frames_by_key(asset: str, keys: list[str], obj: object) -> Mapping[str, pd.DataFrame]:
+    if isinstance(obj, pd.DataFrame):
+        if len(keys) != 1:
+            raise TypeError(f"{asset}: a run over {len(keys)} partitions must return a dict keyed by partition")
+        return {keys[0]: obj}
+    if not isinstance(obj, Mapping):
+        raise TypeError(f"{asset}: expected a DataFrame or a dict of DataFrames, got {type(obj).__name__}")
+    absent = [k for k in keys if k not in obj]
+    if absent:
+        raise KeyError(f"{asset}: no output for partition(s) {absent}")
+    return obj

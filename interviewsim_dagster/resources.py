@@ -1,0 +1,157 @@
+"""The three resources every asset draws on: the run's EvalConfig, the corpus, and the model gateway.
+
+Declared once and built from one ``EvalConfig`` (see ``definitions.py``), so a run launched from the
+UI and one launched by ``interviewsim run`` with the same settings do the same work. API keys never
+pass through here: each ``ModelConfig`` names the environment variable holding its key
+(``api_key_env``) and the gateway reads it at call time, so no key reaches run config, metadata or
+the Dagster event log.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import dagster as dg
+from pydantic import PrivateAttr
+
+from interviewsim_core.pipeline.config import EvalConfig
+
+from .registration import scan_corpus
+
+if TYPE_CHECKING:
+    from interviewsim_core.llm.embeddings import Embedder
+    from interviewsim_core.schema import PreparedInput
+    from interviewsim_core.split import HeldOutSplit
+
+
+class EvalConfigResource(dg.ConfigurableResource):
+    """The evaluation settings as JSON: visible and editable in the launchpad, validated by EvalConfig."""
+
+    config_json: str
+    """``EvalConfig.model_dump_json()``; paths absolute so a run does not depend on its working directory."""
+
+    @classmethod
+    def from_config(cls, cfg: EvalConfig) -> EvalConfigResource:
+        return cls(config_json=cfg.model_dump_json())
+
+    def get(self) -> EvalConfig:
+        return _parse_config(self.config_json)
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_config(text: str) -> EvalConfig:
+    return EvalConfig.model_validate_json(text)
+
+
+class CorpusResource(dg.ConfigurableResource):
+    """The prepared corpus folder: validated documents and their chronological splits, by personality_id."""
+
+    path: str
+
+    def scan(self):
+        """Valid personalities and the problems of invalid files (see ``registration.scan_corpus``)."""
+        return scan_corpus(self.path)
+
+    def document(self, personality_id: str) -> PreparedInput:
+        return _documents(self.path, _corpus_fingerprint(self.path))[personality_id]
+
+    def split(self, personality_id: str) -> HeldOutSplit:
+        """The held-out split of one personality; cached per process, as every asset of a run needs it."""
+        return _split(self.path, _corpus_fingerprint(self.path), personality_id)
+
+
+def _corpus_fingerprint(path: str) -> str:
+    """Changes whenever a document changes, so a long-lived process never serves a stale split."""
+    p = Path(path)
+    files = [p] if p.is_file() else sorted(p.glob("*/prepared_input.json")) + sorted(p.glob("prepared_input.json"))
+    parts = []
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        parts.append(f"{f}:{st.st_mtime_ns}:{st.st_size}")
+    return "|".join(parts)
+
+
+@functools.lru_cache(maxsize=4)
+def _documents(path: str, fingerprint: str) -> dict[str, PreparedInput]:
+    from interviewsim_core.loader import load_document
+
+    scan = scan_corpus(path)
+    return {pid: load_document(file) for pid, file in scan.valid.items()}
+
+
+@functools.lru_cache(maxsize=256)
+def _split(path: str, fingerprint: str, personality_id: str) -> HeldOutSplit:
+    from interviewsim_core.split import split_personality
+
+    docs = _documents(path, fingerprint)
+    if personality_id not in docs:
+        raise KeyError(
+            f"personality {personality_id!r} is a registered partition but has no valid document in {path}; "
+            "fix or restore its prepared_input.json (the sensor log lists invalid files)"
+        )
+    return split_personality(docs[personality_id])
+
+
+class GatewayResource(dg.ConfigurableResource):
+    """The one model gateway of this process: SQLite LLM cache, bounded concurrency, retries, cost ledger.
+
+    One gateway per process so every asset of a run shares the cache connection and the per-model
+    concurrency limits; the cache file is shared across processes and runs (it is multi-process safe),
+    which is what makes a re-score re-ask only the changed judge.
+    """
+
+    cache_path: str
+    """SQLite cache file (``EvalConfig.effective_cache_path``)."""
+
+    _gateway: object = PrivateAttr(default=None)
+
+    def get(self):
+        if self._gateway is None:
+            self._gateway = _gateway_for(str(Path(self.cache_path).resolve()), os.getpid())
+        return self._gateway
+
+
+@functools.lru_cache(maxsize=8)
+def _gateway_for(cache_path: str, pid: int):
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from interviewsim_core.llm.cache import SqliteCache
+    from interviewsim_core.llm.gateway import Gateway
+
+    Path(cache_path).parent.mkdir(parents=True, exist_ok=True)
+    return Gateway(cache=SqliteCache(cache_path))
+
+
+def retrieval_inputs(cfg: EvalConfig, split: HeldOutSplit, methods) -> dict:
+    """Embedder, embedding cache and training-question matrix for the methods that retrieve, else nothing.
+
+    Built like ``direct.run_evaluation`` does, so a Dagster run and a direct run select the same context.
+    """
+    from interviewsim_core.strategies import resolve_method, train_question_matrix
+
+    if not any(resolve_method(m).needs_embedder for m in methods):
+        return {"embedder": None, "train_embeddings": None, "embedding_cache": None}
+    embedder = _embedder(cfg.embedding_model, cfg.effective_embedding_api_base)
+    cache = _embedding_cache(str(Path(cfg.data_root) / ".cache" / "embeddings"))
+    return {"embedder": embedder, "train_embeddings": train_question_matrix(split, embedder, cache),
+            "embedding_cache": cache}
+
+
+@functools.lru_cache(maxsize=4)
+def _embedder(model: str, api_base: str | None) -> Embedder:
+    """One embedder per process and model: litellm embedders keep a client worth reusing."""
+    from interviewsim_core.pipeline.direct import make_embedder
+
+    return make_embedder(EvalConfig(embedding_model=model, embedding_api_base=api_base))
+
+
+@functools.lru_cache(maxsize=4)
+def _embedding_cache(directory: str):
+    from interviewsim_core.llm.embeddings import EmbeddingCache
+
+    return EmbeddingCache(directory)
