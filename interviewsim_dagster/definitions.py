@@ -26,10 +26,11 @@ from .defs.evaluate import assets as evaluate_assets
 from .defs.evaluate.checks import build_invalid_rate_check
 from .defs.premise import assets as premise_assets
 from .defs.references import assets as reference_assets
-from .defs.report import build_defs as build_report_defs
+from .defs.report import build_assets as build_report_assets
 from .defs.simulate import assets as simulate_assets
 from .defs.simulate.checks import build_checks as build_generation_checks
 from .io_managers import ParquetIOManager
+from .launch import GLOBAL_JOB, PERSONALITY_JOB, PERSONALITY_METHOD_JOB, build_jobs
 from .resources import CorpusResource, EvalConfigResource, GatewayResource
 
 AUTOMATION_SENSOR = "interviewsim_automation"
@@ -69,15 +70,22 @@ def build_definitions(cfg: EvalConfig) -> dg.Definitions:
         *simulate_assets.build_assets(cfg),
         *evaluate_assets.build_assets(cfg),
         *premise_assets.build_assets(cfg),
+        *build_report_assets(cfg),
     ]
     by_name = {a.key.path[-1]: a for a in assets}
     checks = [
         *build_generation_checks(by_name["generations"]),
         *(build_invalid_rate_check(by_name[n]) for n in MODEL_CALLING),
     ]
-    core = dg.Definitions(
+    by_job: dict[str, list[dg.AssetsDefinition]] = {}
+    for a in assets:
+        job = (GLOBAL_JOB if a.partitions_def is None else
+               PERSONALITY_METHOD_JOB if isinstance(a.partitions_def, dg.MultiPartitionsDefinition) else PERSONALITY_JOB)
+        by_job.setdefault(job, []).append(a)
+    return dg.Definitions(
         assets=assets,
         asset_checks=checks,
+        jobs=build_jobs(by_job),
         sensors=[
             personality_registration,
             dg.AutomationConditionSensorDefinition(
@@ -89,7 +97,6 @@ def build_definitions(cfg: EvalConfig) -> dg.Definitions:
         ],
         resources=build_resources(cfg),
     )
-    return dg.Definitions.merge(core, build_report_defs(cfg))
 
 
 defs = build_definitions(load_config())

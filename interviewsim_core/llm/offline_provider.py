@@ -74,7 +74,12 @@ def _build_handler_class() -> type:
                 req = httpx.Request("POST", "http://offline.invalid/v1/chat/completions")
                 raise litellm.InternalServerError("offline fault: server error", llm_provider=PROVIDER, model=full,
                                                   response=httpx.Response(500, request=req))
-            text = MALFORMED_TEXT if fault == "malformed" else self.responder(messages)
+            try:
+                text = MALFORMED_TEXT if fault == "malformed" else self.responder(messages)
+            except ValueError as exc:
+                # A prompt the offline model does not know is a caller bug, not a transient
+                # fault: a 400 makes the gateway fail the item at once instead of retrying.
+                raise litellm.BadRequestError(f"offline model: {exc}", model=full, llm_provider=PROVIDER) from exc
             prompt_tokens = sum(_count(str(m.get("content") or "")) for m in messages)
             completion_tokens = _count(text)
             model_response.choices[0].message.content = text

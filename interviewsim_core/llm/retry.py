@@ -14,7 +14,7 @@ import email.utils
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from tenacity import AsyncRetrying, RetryCallState
 
@@ -163,9 +163,14 @@ class _Stop:
         return rs.idle_for + rs.upcoming_sleep > self.max_total_wait_s
 
 
-def retrying(max_retries: int, max_total_wait_s: float, *, base_s: float = 0.5, cap_s: float = 60.0) -> AsyncRetrying:
-    """A tenacity AsyncRetrying: up to ``max_retries`` extra attempts, total sleep capped, re-raising the last error."""
+def retrying(max_retries: int, max_total_wait_s: float, *, base_s: float = 0.5, cap_s: float = 60.0,
+             before_sleep: Callable[[RetryCallState], None] | None = None) -> AsyncRetrying:
+    """A tenacity AsyncRetrying: up to ``max_retries`` extra attempts, total sleep capped, re-raising the last error.
+
+    ``before_sleep`` runs only when a retry will really happen (for logging).
+    """
     return AsyncRetrying(
+        before_sleep=before_sleep,
         retry=lambda rs: rs.outcome is not None and rs.outcome.failed and should_retry(rs.outcome.exception()).retry,
         wait=_Wait(base_s, cap_s),
         stop=_Stop(max_retries, max_total_wait_s),

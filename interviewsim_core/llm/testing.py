@@ -61,6 +61,11 @@ class FakeServerConfig:
     timeout_sleep_s: float = 5.0
     malformed_rate: float = 0.0
     """Answer 200 with garbage content instead of the scripted reply."""
+    first_n_fault: int = 0
+    """Every distinct request body meets ``first_n_kind`` on its first n arrivals, then passes:
+    the deterministic way to test that a retry succeeds and how long it waited."""
+    first_n_kind: str = "429"
+    """One of "429", "500", "timeout", "malformed"."""
     seed: int = 0
     reply: Callable[[list[dict[str, Any]]], str] = echo_reply
     """Scripted replies by prompt content, so contract parsers can be exercised."""
@@ -234,18 +239,19 @@ class FakeOpenAIServer:
             except ValueError:
                 status = 400
                 return status, {}, {"error": {"message": "invalid JSON body", "type": "invalid_request_error"}}
-            if self._roll(body, occurrence, "429") < cfg.rate_limit_rate:
+            forced = cfg.first_n_kind if occurrence < cfg.first_n_fault else None
+            if forced == "429" or self._roll(body, occurrence, "429") < cfg.rate_limit_rate:
                 status = 429
                 return status, {"Retry-After": f"{cfg.retry_after_s:g}"}, {
                     "error": {"message": "rate limited (fake)", "type": "rate_limit_error", "code": "rate_limit"}}
-            if self._roll(body, occurrence, "500") < cfg.server_error_rate:
+            if forced == "500" or self._roll(body, occurrence, "500") < cfg.server_error_rate:
                 status = 500
                 return status, {}, {"error": {"message": "internal error (fake)", "type": "server_error"}}
-            if self._roll(body, occurrence, "timeout") < cfg.timeout_rate:
+            if forced == "timeout" or self._roll(body, occurrence, "timeout") < cfg.timeout_rate:
                 await asyncio.sleep(cfg.timeout_sleep_s)
             if path.rstrip("/").endswith("/embeddings"):
                 return status, {}, self._embeddings(req)
-            malformed = self._roll(body, occurrence, "malformed") < cfg.malformed_rate
+            malformed = forced == "malformed" or self._roll(body, occurrence, "malformed") < cfg.malformed_rate
             return status, {}, self._chat(req, malformed)
         finally:
             with self._lock:

@@ -70,6 +70,8 @@ def _ok(df: pd.DataFrame) -> pd.Series:
 
 def cs_mean(cs: pd.DataFrame) -> Aggregate:
     """Mean Content Similarity score over ``ok`` judgments."""
+    if cs.empty:
+        return Aggregate(math.nan, 0, 0)
     ok = _ok(cs)
     scores = cs.loc[ok, "score"].astype(float)
     return Aggregate(float(scores.mean()) if len(scores) else math.nan, int(ok.sum()), int((~ok).sum()))
@@ -77,6 +79,8 @@ def cs_mean(cs: pd.DataFrame) -> Aggregate:
 
 def contradiction_ratio(fc: pd.DataFrame) -> Aggregate:
     """Share of ``ok`` Factual Consistency judgments labelled Contradiction."""
+    if fc.empty:
+        return Aggregate(math.nan, 0, 0)
     ok = _ok(fc)
     labels = fc.loc[ok, "label"]
     value = float((labels == CONTRADICTION).mean()) if len(labels) else math.nan
@@ -89,7 +93,9 @@ def trait_levels(votes: pd.DataFrame) -> dict[str, tuple[str, float] | None]:
     The seed defines the level as the mode of exactly three runs; a trait with an invalid or
     missing run has no level rather than a mode of two.
     """
-    out: dict[str, tuple[str, float] | None] = {}
+    out: dict[str, tuple[str, float] | None] = dict.fromkeys(TRAITS)
+    if votes.empty:
+        return out
     ok = votes[_ok(votes)]
     for trait in TRAITS:
         rates = ok.loc[ok["trait"] == trait].sort_values("vote_index")["rate"].tolist()
@@ -110,7 +116,7 @@ def ps_alignment(reference_votes: pd.DataFrame, generated_votes: pd.DataFrame) -
     ref = trait_levels(reference_votes)
     gen = trait_levels(generated_votes)
     both = [t for t in TRAITS if ref[t] is not None and gen[t] is not None]
-    invalid = int((~_ok(reference_votes)).sum() + (~_ok(generated_votes)).sum())
+    invalid = sum(int((~_ok(v)).sum()) for v in (reference_votes, generated_votes) if not v.empty)
     if len(both) != len(TRAITS):
         return Aggregate(math.nan, len(both), invalid)
     value = alignment({t: ref[t][0] for t in TRAITS}, {t: gen[t][0] for t in TRAITS})  # type: ignore[index]

@@ -5,7 +5,8 @@ methods), so the test is a sign-flip permutation of per-personality differences.
 the resampling (``permutation_test`` enumerates all 2^n sign patterns when that is no more
 than ``n_resamples``, else draws seeded Monte Carlo patterns); this module fixes the
 conventions: NaNs are dropped (pairwise for paired data), too-small samples give NaN rather
-than an error, and every random draw is seeded.
+than an error, and every random draw is seeded. ``scipy.stats`` is imported inside the
+functions that need it: it takes seconds to import and most importers only want the tables.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import Literal, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 __all__ = [
     "Interval",
@@ -77,6 +77,8 @@ def bootstrap_ci(
         return Interval(est, math.nan, math.nan, n)
     if np.all(x == x[0]):
         return Interval(est, est, est, n)
+    from scipy import stats
+
     with warnings.catch_warnings():
         # BCa can be degenerate on tiny or near-constant samples; scipy then returns NaN bounds,
         # which is the honest answer, so the warning adds nothing for our callers.
@@ -124,6 +126,8 @@ def paired_permutation_test(
     exact = n < 63 and 2**n <= n_resamples
     if np.all(xa == xb):
         return PairedTest(0.0, 1.0, n, exact)
+    from scipy import stats
+
     res = stats.permutation_test(
         (xa, xb),
         _mean_diff,
@@ -210,5 +214,7 @@ def spearman(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -
     xa, xb = xa[keep], xb[keep]
     if len(xa) < 3 or np.all(xa == xa[0]) or np.all(xb == xb[0]):
         return math.nan, math.nan
+    from scipy import stats
+
     res = stats.spearmanr(xa, xb)
     return float(res.statistic), float(res.pvalue)

@@ -51,7 +51,8 @@ def _offline(label: str | None = None) -> ModelConfig:
 class EvalConfig(BaseModel):
     """What to evaluate, with which models, and where results go."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Attribute docstrings become field descriptions: CLI help and the Dagster config UI show them.
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     PS_VOTES: ClassVar[int] = 3
     """Independent PS runs per trait and side. Fixed: seed 000 says exactly three."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 import pandas as pd
 import pyarrow as pa
 
+from ..metrics.scores import MACRO_METRICS
+
 _S = pa.string()
 _I = pa.int64()
 _F = pa.float64()
@@ -101,11 +103,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     ], prefixes=("pass1_", "pass2_")),
 }
 
-LEADERBOARD_METRICS: tuple[str, ...] = (
-    "cs_mean", "contradiction_ratio", "ps_alignment",
-    "mcq3_accuracy", "mcq3_reward", "mcq4_accuracy", "mcq4_reward",
-)
-"""Per-personality metrics that the leaderboard macro-averages (each with a bootstrap CI)."""
+# The metrics the leaderboard macro-averages, each with a bootstrap CI: owned by metrics.scores.
+LEADERBOARD_METRICS: tuple[str, ...] = MACRO_METRICS
 
 SCHEMAS["leaderboard"] = pa.schema(
     [pa.field("method", _S), pa.field("judge", _S), pa.field("n_personalities", _I)]

@@ -30,9 +30,10 @@ ArtifactKind = Literal["fact_summary", "atomic_item", "user"]
 INTERVIEWER = "interviewer"
 
 NO_DATES_NOTE = (
-    "Note: this input carries no wall-clock dates. Each message's time reference is the interview "
-    "it belongs to and that interview's sequence number (a lower sequence is an earlier interview); "
-    "no calendar date is known for any message."
+    "Note: this input has no wall-clock dates (the prepared input has no date field). Each message's "
+    "time reference is the interview it belongs to and that interview's sequence number (a lower "
+    "sequence is an earlier interview). Date-like text inside an interview id is part of an identifier, "
+    "not a verified timestamp."
 )
 
 
@@ -56,9 +57,10 @@ class Conclusion(BaseModel):
 # period; dotted forms such as "U.S", "e.g" and single initials ("J") are caught by _INITIALS.
 _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st mt ft gen col lt sgt capt cmdr adm gov sen rep pres rev hon "
-    "no nos vs etc inc ltd co corp bros dept univ approx est fig al ca cf "
+    "vs etc inc ltd co corp bros dept univ approx est fig al ca cf "
     "jan feb mar apr jun jul aug sep sept oct nov dec".split()
 )
+_NUMBER_ABBREVIATIONS = frozenset({"no", "nos"})
 _INITIALS = re.compile(r"^(?:[A-Za-z]\.)*[A-Za-z]$")
 _CANDIDATE = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*\s+")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022\u2013]|\d{1,3}[.)])\s+")
@@ -72,6 +74,8 @@ def _is_boundary(text: str, m: re.Match[str]) -> bool:
         return True
     before = text[: m.start()].split()
     word = before[-1].lstrip("(\"'\u201c\u2018") if before else ""
+    if word.lower() in _NUMBER_ABBREVIATIONS:  # "No. 5" continues; a sentence may end with "no."
+        return not rest[0].isdigit()
     return not (word.lower() in _ABBREVIATIONS or _INITIALS.match(word))
 
 

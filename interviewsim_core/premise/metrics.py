@@ -25,7 +25,6 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from ..contracts.premise import ATTRIBUTIONS
-from ..metrics.statistics import bootstrap_ci as _bootstrap
 
 PAPER_FACT_SUMMARY_CONTRADICTED = 10 / 300
 """Share of sampled fact-summary statements the paper's researcher found contradicting the source."""
@@ -48,6 +47,8 @@ def bootstrap_ci(values: Sequence[float], seed: int = SEED) -> tuple[float, floa
     estimate is unstable for small partitions. NaN bounds for fewer than two values; identical
     values give a zero-width interval.
     """
+    from ..metrics.statistics import bootstrap_ci as _bootstrap  # lazy: scipy.stats is slow to import
+
     ci = _bootstrap(values, confidence=CONFIDENCE, n_resamples=N_RESAMPLES, seed=seed, method="percentile")
     return (ci.low, ci.high)
 

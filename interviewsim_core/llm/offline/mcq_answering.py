@@ -16,7 +16,10 @@ MARKER = contract.MARKER
 
 _ITEM = re.compile(r"^Q(\d+): ")
 _OPTION = re.compile(r"^([A-D])\. (.*)$")
-_PROFILE = re.compile(rf"^{re.escape(gen_contract.PROFILE_HEADING)}\n(.*?)\n\n", re.MULTILINE | re.DOTALL)
+_PROFILE = re.compile(
+    rf"^{re.escape(gen_contract.PROFILE_HEADING)}\n(.*?)\n\n(?:{re.escape(gen_contract.EXAMPLES_HEADING)}|Questions \()",
+    re.MULTILINE | re.DOTALL,
+)
 
 
 def detects(prompt: str) -> bool:
@@ -30,7 +33,7 @@ def _context_words(prompt: str) -> set[str]:
         for prefix in (gen_contract.EXAMPLE_QUESTION, gen_contract.EXAMPLE_RESPONSE):
             if line.startswith(prefix):
                 words |= content_tokens(line[len(prefix) :])
-    m = _PROFILE.search(head)
+    m = _PROFILE.search(prompt)
     if m:
         words |= content_tokens(m.group(1))
     return words

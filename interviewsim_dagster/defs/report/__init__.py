@@ -6,7 +6,8 @@ AllPartitionMapping(), metadata={ALLOW_MISSING: True})`` (``io_managers.ALLOW_MI
 not run yet does not fail the report. It writes its HTML/JSON under ``EvalConfig.data_root`` itself
 and returns nothing (``io_manager_key`` not needed when the return type is ``None``).
 
-Until that module exists this domain contributes no definitions (no placeholder asset).
+``definitions.py`` puts it in the global job with the leaderboard. Until that module exists this
+domain contributes no asset (no placeholder).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import dagster as dg
 from interviewsim_core.pipeline.config import EvalConfig
 
 
-def build_defs(cfg: EvalConfig) -> dg.Definitions:
+def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
+    """The report domain's assets (``assets.build_assets(cfg)``), or none while that module does not exist."""
     if importlib.util.find_spec(f"{__name__}.assets") is None:
-        return dg.Definitions()
-    from .assets import build_assets
+        return []
+    from .assets import build_assets as build
 
-    return dg.Definitions(assets=build_assets(cfg))
+    return list(build(cfg))

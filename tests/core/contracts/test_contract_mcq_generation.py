@@ -161,3 +161,12 @@ def test_shuffled_item_validates_its_own_consistency() -> None:
     with pytest.raises(ValueError):
         mg.ShuffledItem(question="q", labels=("A", "B", "C"), texts=("x", "y", "z"),
                         kinds=("correct", "opposite_negation", "near_miss"), correct_label="B")
+
+
+@pytest.mark.parametrize(
+    "seed_key, n, expected",
+    [("0:SYN_A-qa7#1", 4, (2, 1, 3, 0)), ("0:SYN_A-qa7#1", 3, (2, 1, 0)), ("42:x", 4, (3, 2, 1, 0)), ("", 4, (0, 3, 1, 2))],
+)
+def test_permutation_golden_values(seed_key: str, n: int, expected: tuple) -> None:
+    """Pinned: a change here silently reshuffles every stored MCQ item, so it must be deliberate."""
+    assert mg.permutation(seed_key, n) == expected

@@ -89,14 +89,16 @@ class ScriptedGateway:
 
     def _one(self, model: ModelConfig, req: CallRequest) -> CallResult:
         attempts: list[Attempt] = []
-        for _ in range(self.max_reasks + 1):
+        for n in range(1, self.max_reasks + 2):
             self.calls.append((model, req))
             raw = self.script(model, req)
-            usage = {"prompt_tokens": 10, "completion_tokens": 2, "cost_usd": 0.001, "calls_made": 1}
+            # Usage adds up over attempts, as a provider bills every re-ask.
+            usage = {"prompt_tokens": 10 * n, "completion_tokens": 2 * n, "cost_usd": 0.001 * n, "calls_made": n}
             if isinstance(raw, Fail):
                 attempts.append(Attempt(error=str(raw)))
                 return CallResult(status="failed", error=str(raw), attempts=tuple(attempts), model=model.model,
-                                  **{**usage, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0})
+                                  calls_made=n, prompt_tokens=10 * (n - 1), completion_tokens=2 * (n - 1),
+                                  cost_usd=0.001 * (n - 1))
             try:
                 value = req.parser(raw) if req.parser else raw
             except ContractParseError as exc:

@@ -1,0 +1,195 @@
+"""``interviewsim run | demo | ui | register``: the Dagster-backed commands.
+
+Every command works on the project's Dagster instance (``DAGSTER_HOME``; ``<repo>/.dagster_home``
+when unset, created with the repo's ``dagster.yaml``), so headless runs appear in ``interviewsim ui``.
+Settings come from ``EvalConfig.load``: config file (``--config`` or ``INTERVIEWSIM_CONFIG``) <
+``INTERVIEWSIM_*`` environment variables < flags. The definitions are built from that config in
+this process (``build_definitions``); the UI's code location builds its own from the environment it
+is started in, so start it with the same variables (or config file) to see the same methods/judges.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def ensure_dagster_home() -> Path:
+    """``DAGSTER_HOME``, defaulting to ``<repo>/.dagster_home``; created, with the repo's dagster.yaml copied in."""
+    home = Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home").resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ["DAGSTER_HOME"] = str(home)
+    src = REPO_ROOT / "dagster.yaml"
+    if src.is_file() and not (home / "dagster.yaml").exists():
+        tmp = home / ".dagster.yaml.tmp"
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, home / "dagster.yaml")
+    return home
+
+
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(message, err=True)
+    raise typer.Exit(code)
+
+
+def _config(overrides: dict[str, Any], config_file: Optional[Path]):
+    from interviewsim_core.errors import ConfigError
+    from interviewsim_dagster.definitions import load_config
+
+    env = dict(os.environ)
+    if config_file is not None:
+        env["INTERVIEWSIM_CONFIG"] = str(config_file)
+    try:
+        return load_config(env=env, overrides=overrides)
+    except ConfigError as exc:
+        _fail(str(exc))
+
+
+def _split(value: Optional[str]) -> Optional[list[str]]:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def _register(instance, corpus: str) -> list[str]:
+    from interviewsim_dagster.launch import register_personalities
+
+    added, known, problems = register_personalities(instance, corpus)
+    if added:
+        typer.echo(f"registered {len(added)} personality partition(s): {', '.join(added)}")
+    if known:
+        typer.echo(f"already registered: {len(known)}")
+    for p in problems:
+        typer.echo(f"not registered: {p}", err=True)
+    return problems
+
+
+def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
+    import dagster as dg
+
+    from interviewsim_core.errors import ConfigError
+    from interviewsim_dagster.definitions import build_definitions
+    from interviewsim_dagster.launch import execute, plan_runs
+
+    home = ensure_dagster_home()
+    defs = build_definitions(cfg)
+    with dg.DagsterInstance.get() as instance:
+        typer.echo(f"Dagster instance: {home}")
+        typer.echo(f"corpus: {cfg.corpus}")
+        _register(instance, str(cfg.corpus))
+        try:
+            specs = plan_runs(defs, instance, cfg.methods, personalities, methods, assets)
+        except ConfigError as exc:
+            _fail(str(exc))
+        outcomes = execute(defs, instance, specs, progress=typer.echo,
+                           dagster_log_level="INFO" if verbose else "WARNING")
+    ok = len(outcomes) == len(specs) and all(o.success for o in outcomes)
+    typer.echo(f"Parquet tables under {cfg.data_root}")
+    if not ok:
+        typer.echo("run failed: see the step errors above, or the run in the UI (interviewsim ui)", err=True)
+    return 0 if ok else 1
+
+
+def run(
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Corpus folder (one sub-folder per personality)."),
+    data_root: Optional[Path] = typer.Option(None, "--data-root", help="Where the Parquet tables go."),
+    methods: Optional[str] = typer.Option(None, "--methods", help="Comma-separated methods to run (default: all configured)."),
+    personalities: Optional[str] = typer.Option(None, "--personalities", help="Comma-separated personality ids (default: all)."),
+    generator: Optional[str] = typer.Option(None, "--generator", help="litellm model string of the generator."),
+    judges: Optional[str] = typer.Option(None, "--judges", help="Comma-separated judge model strings."),
+    builder: Optional[str] = typer.Option(None, "--builder", help="Model building fact summaries, atomic and MCQ items."),
+    premise_judge: Optional[str] = typer.Option(None, "--premise-judge", help="Model of the two-pass premise judge."),
+    api_base: Optional[str] = typer.Option(None, "--api-base", help="Base URL for every model given without its own."),
+    concurrency: Optional[int] = typer.Option(None, "--concurrency", min=1, help="Calls in flight per model."),
+    config: Optional[Path] = typer.Option(None, "--config", help="YAML/TOML config file (flags win over it)."),
+    assets: Optional[str] = typer.Option(None, "--assets", help="Asset name(s), comma-separated, or a Dagster selection (e.g. 'content_similarity+')."),
+    verbose: bool = typer.Option(False, "--verbose", help="Also print Dagster's own step log."),
+) -> None:
+    """Materialise the evaluation graph headless on the project's Dagster instance (runs show in the UI).
+
+    --methods restricts the run to those methods (all personalities: a single-method backfill);
+    --personalities to those people (all methods: a single-personality backfill). The configured
+    method set (config file / INTERVIEWSIM_METHODS) defines the partitions; --methods may add to it.
+    """
+    cfg = _config({}, config)
+    chosen_methods = _split(methods)
+    overrides: dict[str, Any] = {
+        "corpus": corpus, "data_root": data_root, "generator": generator, "judges": judges, "builder": builder,
+        "premise_judge": premise_judge, "api_base": api_base, "concurrency": concurrency,
+    }
+    if chosen_methods:
+        # Methods not yet in the configured set become partitions too; configured ones keep their order.
+        overrides["methods"] = list(dict.fromkeys([*cfg.methods, *chosen_methods]))
+    cfg = _config(overrides, config)
+    raise typer.Exit(_materialise(cfg, _split(personalities), chosen_methods, assets, verbose))
+
+
+def demo(
+    data_root: Path = typer.Option(Path("data_out"), "--data-root", help="Where the Parquet tables go."),
+    verbose: bool = typer.Option(False, "--verbose", help="Also print Dagster's own step log."),
+) -> None:
+    """Evaluate the shipped synthetic sample with the offline model (no keys, no network)."""
+    from interviewsim_core.pipeline.config import OFFLINE_MODEL
+
+    overrides = {"data_root": data_root, "generator": OFFLINE_MODEL, "judges": OFFLINE_MODEL,
+                 "builder": OFFLINE_MODEL, "premise_judge": OFFLINE_MODEL}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWSIM_")}
+    from interviewsim_dagster.definitions import load_config
+
+    cfg = load_config(env=env, overrides=overrides)
+    typer.echo("InterviewSim demo: the shipped synthetic sample, offline model (a smoke-test baseline, "
+               "not a judge of quality)")
+    code = _materialise(cfg, None, None, None, verbose)
+    root = Path(cfg.data_root)
+    if code == 0:
+        reports = sorted(p for p in root.rglob("*.html")) if root.exists() else []
+        typer.echo("")
+        typer.echo(f"Parquet files: {root}/<asset>/<personality_id>[/<method>].parquet "
+                   f"({sum(1 for _ in root.rglob('*.parquet'))} files)")
+        typer.echo(f"Leaderboard:   {root / 'leaderboard.parquet'}")
+        for r in reports:
+            typer.echo(f"Report:        {r}")
+        if not reports:
+            typer.echo("Report:        not produced (the report asset is not part of this build)")
+        typer.echo("Open the UI:   make ui   (or .venv/bin/interviewsim ui), then http://127.0.0.1:3000")
+    raise typer.Exit(code)
+
+
+def ui(
+    host: str = typer.Option("127.0.0.1", "--host", "-h", help="Interface the webserver listens on."),
+    port: int = typer.Option(3000, "--port", "-p", help="Webserver port."),
+) -> None:
+    """Start ``dagster dev`` (webserver + daemon) on the project's workspace and instance."""
+    ensure_dagster_home()
+    workspace = REPO_ROOT / "workspace.yaml"
+    target = ["-w", str(workspace)] if workspace.is_file() else ["-m", "interviewsim_dagster.definitions"]
+    dagster = Path(sys.executable).with_name("dagster")
+    exe = str(dagster) if dagster.exists() else "dagster"
+    args = [exe, "dev", *target, "-h", host, "-p", str(port)]
+    typer.echo(f"DAGSTER_HOME={os.environ['DAGSTER_HOME']}")
+    typer.echo(" ".join(args))
+    os.execvpe(exe, args, os.environ)
+
+
+def register_cmd(
+    corpus: Path = typer.Option(..., "--corpus", help="Corpus folder (or one prepared_input.json)."),
+) -> None:
+    """Add the corpus' valid personalities as partitions; invalid files are reported, not registered (exit 1)."""
+    import dagster as dg
+
+    ensure_dagster_home()
+    with dg.DagsterInstance.get() as instance:
+        problems = _register(instance, str(corpus.resolve()))
+    raise typer.Exit(1 if problems else 0)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+    app.command("demo")(demo)
+    app.command("ui")(ui)
+    app.command("register")(register_cmd)

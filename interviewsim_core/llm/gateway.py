@@ -1,0 +1,283 @@
+"""The one path for every model call: cache, bounded concurrency, retries, re-asks, cost.
+
+Generation, every judge, the builders and the premise judge all call ``Gateway`` so that one
+policy decides what is asked twice (never, thanks to the cache), how hard a provider is pushed
+(a semaphore per model endpoint), what a transient failure costs (retry.py) and what an output
+that breaks its contract becomes (a bounded re-ask, then an ``invalid`` row with its raw text).
+A single failed item never raises: it comes back as ``status="failed"`` with its error, and the
+rest of the batch goes on.
+
+Token and cost accounting: a ``CallResult`` carries the tokens and cost of the attempts that
+produced it, cached or not, so a table re-built from the cache shows the same cost; ``stats``
+counts only what this gateway actually spent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, fields
+from typing import Any, Literal, Sequence
+
+from ..errors import ContractParseError
+from .cache import Cache, CachedEntry, NullCache, cache_key
+from .faults import FaultSpec
+from .retry import retrying, should_retry
+from .transport import Completion, LoopRunner, call_direct, call_litellm, direct_eligible, loop_state
+from .types import Attempt, CallRequest, CallResult, ModelConfig
+
+__all__ = ["Gateway", "GatewayStats", "REASK_TEMPLATE"]
+
+REASK_TEMPLATE = (
+    "Your answer broke the required format: {reason}. "
+    "Reply again with only the answer in the exact format the instructions require, and nothing else."
+)
+"""The follow-up user message of a re-ask: names the breach so the model can fix that and only that."""
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GatewayStats:
+    """What this gateway did since it was created (or last ``reset_stats``)."""
+
+    calls_made: int = 0
+    """Requests sent to providers, retries included."""
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    failed: int = 0
+    """Items that ended ``failed`` (error after retries)."""
+    invalid: int = 0
+    """Items that ended ``invalid`` (every attempt broke its contract)."""
+    retries: int = 0
+
+
+class _Ledger:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values = {f.name: 0 for f in fields(GatewayStats)}
+
+    def add(self, **delta: float) -> None:
+        with self._lock:
+            for k, v in delta.items():
+                self._values[k] += v
+
+    def snapshot(self) -> GatewayStats:
+        with self._lock:
+            return GatewayStats(**self._values)  # type: ignore[arg-type]
+
+    def reset(self) -> None:
+        with self._lock:
+            self._values = {k: 0 for k in self._values}
+
+
+class _Failed(Exception):
+    """Internal: one attempt's call failed for good; carries what the result needs."""
+
+    def __init__(self, error: str, calls: int):
+        self.error, self.calls = error, calls
+        super().__init__(error)
+
+
+class Gateway:
+    """Runs CallRequests against configured models. See the module docstring for the policy.
+
+    Args:
+        cache: where outputs persist; ``None`` means no caching (``NullCache``).
+        faults: fault injection for ``offline/`` models (tests, demos of the failure paths).
+        log: logger for retries and failures (never receives API keys).
+        transport: ``"auto"`` posts OpenAI-compatible endpoints directly (see transport.py) and
+            uses litellm for the rest; ``"litellm"`` sends every call through litellm.
+    """
+
+    def __init__(self, cache: Cache | None = None, faults: FaultSpec | None = None, log: logging.Logger | None = None,
+                 *, transport: Literal["auto", "litellm"] = "auto"):
+        self.cache: Cache = cache if cache is not None else NullCache()
+        self.faults = faults
+        self.log = log or _log
+        self.transport = transport
+        self._ledger = _Ledger()
+        self._runner = LoopRunner()
+        self._offline_ready = False
+
+    # -- public API ------------------------------------------------------------------------
+    @property
+    def stats(self) -> GatewayStats:
+        return self._ledger.snapshot()
+
+    def reset_stats(self) -> None:
+        self._ledger.reset()
+
+    def run(self, model: ModelConfig, requests: Sequence[CallRequest]) -> list[CallResult]:
+        """Run a batch for one model; results in request order. Safe from any thread, sync."""
+        return self.run_many([(model, r) for r in requests])
+
+    def run_many(self, pairs: Sequence[tuple[ModelConfig, CallRequest]]) -> list[CallResult]:
+        """Run a batch mixing models in one event loop (each model keeps its own concurrency bound)."""
+        if not pairs:
+            return []
+
+        async def _all() -> list[CallResult]:
+            return list(await asyncio.gather(*(self.acall(m, r) for m, r in pairs)))
+
+        return self._runner.run(_all())
+
+    async def acall(self, model: ModelConfig, req: CallRequest) -> CallResult:
+        """One logical call: cache, then ask (with retries), then parse; re-ask on a contract breach."""
+        started = time.perf_counter()
+        try:
+            return await self._acall(model, req, started)
+        except Exception as exc:  # noqa: BLE001 - one broken item must never sink the batch
+            self._ledger.add(failed=1)
+            message = self._redact(f"{type(exc).__name__}: {exc}", model)
+            self.log.warning("gateway: item %r on %s failed: %s", req.item_id, model.name, message)
+            return CallResult(status="failed", error=message, model=model.name,
+                              latency_s=time.perf_counter() - started)
+
+    def close(self) -> None:
+        """Close the background loop and its HTTP client (optional; the thread is a daemon)."""
+        self._runner.close()
+
+    def __enter__(self) -> "Gateway":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals -------------------------------------------------------------------------
+    async def _acall(self, model: ModelConfig, req: CallRequest, started: float) -> CallResult:
+        messages: list[dict[str, str]] = [{"role": m["role"], "content": m["content"]} for m in req.messages]
+        attempts: list[Attempt] = []
+        first_key = ""
+        totals = {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "calls_made": 0, "cache_hits": 0}
+        raw = parse_error = None
+        for attempt in range(model.max_reasks + 1):
+            key = cache_key(model, messages, req.contract, req.contract_version, req.sample_index, attempt)
+            first_key = first_key or key
+            entry = self.cache.get(key)
+            hit = entry is not None
+            if entry is None:
+                try:
+                    completion, calls = await self._ask(model, messages, req)
+                except _Failed as failure:
+                    totals["calls_made"] += failure.calls
+                    self._ledger.add(failed=1)
+                    attempts.append(Attempt(error=failure.error))
+                    return CallResult(status="failed", error=failure.error, raw=raw, parse_error=parse_error,
+                                      attempts=tuple(attempts), model=model.name, cache_key=first_key,
+                                      latency_s=time.perf_counter() - started, **totals)
+                totals["calls_made"] += calls
+                entry = CachedEntry(raw=completion.text, messages=tuple(messages), model=model.model,
+                                    contract=req.contract, prompt_tokens=completion.prompt_tokens,
+                                    completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd)
+                self._ledger.add(prompt_tokens=completion.prompt_tokens,
+                                 completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd)
+                self.cache.put(key, entry)
+            else:
+                totals["cache_hits"] += 1
+                self._ledger.add(cache_hits=1)
+            totals["prompt_tokens"] += entry.prompt_tokens
+            totals["completion_tokens"] += entry.completion_tokens
+            totals["cost_usd"] += entry.cost_usd
+            raw = entry.raw
+            try:
+                value = self._parse(req, raw)
+            except ContractParseError as exc:
+                parse_error = exc.reason
+                attempts.append(Attempt(raw=raw, parse_error=parse_error, cache_hit=hit))
+                messages = [*messages, {"role": "assistant", "content": raw},
+                            {"role": "user", "content": REASK_TEMPLATE.format(reason=parse_error)}]
+                continue
+            attempts.append(Attempt(raw=raw, cache_hit=hit))
+            return CallResult(status="ok", value=value, raw=raw, attempts=tuple(attempts), model=model.name,
+                              cache_key=first_key, latency_s=time.perf_counter() - started, **totals)
+        self._ledger.add(invalid=1)
+        return CallResult(status="invalid", raw=raw, parse_error=parse_error, attempts=tuple(attempts),
+                          model=model.name, cache_key=first_key, latency_s=time.perf_counter() - started, **totals)
+
+    @staticmethod
+    def _parse(req: CallRequest, raw: str) -> Any:
+        if req.parser is not None:
+            return req.parser(raw)
+        if not raw.strip():
+            raise ContractParseError(req.contract, "empty output", raw)
+        return raw
+
+    async def _ask(self, model: ModelConfig, messages: list[dict[str, str]], req: CallRequest) -> tuple[Completion, int]:
+        """Send one attempt with the retry policy, inside the model's concurrency bound."""
+        semaphore = self._semaphore(model)
+        direct = self.transport == "auto" and direct_eligible(model)
+        if not direct and model.model.startswith("offline/") and not self._offline_ready:
+            from .offline_provider import register  # noqa: PLC0415
+
+            register()
+            self._offline_ready = True
+        calls = 0
+        try:
+            policy = retrying(model.max_retries, model.max_total_wait_s,
+                              before_sleep=lambda rs: self._before_retry(model, req, rs))
+            async for attempt in policy:
+                with attempt:
+                    calls += 1
+                    if calls > 1:
+                        self._ledger.add(retries=1)
+                    self._ledger.add(calls_made=1)
+                    async with semaphore:
+                        if direct:
+                            coro = call_direct(model, messages)
+                        else:
+                            coro = call_litellm(model, messages, metadata=self._metadata(model, calls - 1))
+                        # A hard ceiling in case a provider ignores its own timeout.
+                        completion = await asyncio.wait_for(coro, timeout=model.timeout_s * 1.5 + 1.0)
+        except Exception as exc:  # noqa: BLE001 - classified below; anything uncaught fails the item only
+            decision = should_retry(exc)
+            status = getattr(exc, "status_code", None)
+            text = f"{type(exc).__name__}{f' ({status})' if status else ''} after {calls} attempt(s): {exc}"
+            text = self._redact(text, model)
+            self.log.warning("gateway: %s item %r: %s [%s]", model.name, req.item_id, text, decision.kind)
+            raise _Failed(text, calls) from exc
+        return completion, calls
+
+    def _before_retry(self, model: ModelConfig, req: CallRequest, state: Any) -> None:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if exc is not None:
+            d = should_retry(exc)
+            self.log.info("gateway: retrying %s item %r after %s in %.2fs (retry_after=%s)", model.name,
+                          req.item_id, d.kind, state.upcoming_sleep, d.retry_after)
+
+    def _metadata(self, model: ModelConfig, retry_attempt: int) -> dict[str, Any] | None:
+        if not model.model.startswith("offline/"):
+            return None
+        from .offline_provider import ATTEMPT_KEY, FAULT_KEY  # noqa: PLC0415
+
+        meta: dict[str, Any] = {ATTEMPT_KEY: retry_attempt}
+        if self.faults is not None:
+            meta[FAULT_KEY] = self.faults.model_dump()
+        return meta
+
+    def _semaphore(self, model: ModelConfig) -> asyncio.Semaphore:
+        """One bound per provider endpoint (model string + api_base) per event loop.
+
+        Keyed by endpoint rather than full identity: two judges that differ only in temperature
+        hit the same provider limit. The first config seen for an endpoint sizes the bound.
+        """
+        state = loop_state()
+        key = (model.model, model.api_base)
+        sem = state.semaphores.get(key)
+        if sem is None:
+            sem = state.semaphores[key] = asyncio.Semaphore(max(1, model.max_concurrency))
+        return sem
+
+    @staticmethod
+    def _redact(text: str, model: ModelConfig) -> str:
+        """Belt and braces: providers sometimes echo credentials in error messages."""
+        if model.api_key_env:
+            key = os.environ.get(model.api_key_env)
+            if key and len(key) >= 4:
+                text = text.replace(key, "***")
+        return text

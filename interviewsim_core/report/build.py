@@ -1,0 +1,319 @@
+"""Build the report from a data root (or from tables in memory) and write report.html + report.json.
+
+Every section is computed independently and degrades to an explicit "not run" note when its
+inputs are absent, so a partial run (one method, no premise, one judge) still gets a report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from ..llm.embeddings import Embedder
+from ..pipeline.tables import empty_frame
+from . import agreement, breakdowns, cost, leaderboard, mcq_analyses, overlap, paired
+from .catalog import order_methods
+from .loading import REPORT_TABLES, load_tables
+from .model import ReportData, Section
+
+__all__ = ["ReportPaths", "build_report", "write_report", "leaderboard_markdown", "atomic_write_text"]
+
+HTML_NAME = "report.html"
+JSON_NAME = "report.json"
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    html: Path
+    json: Path
+
+
+def _not_run(key: str, title: str, note: str) -> Section:
+    return Section(key, title, "not_run", note)
+
+
+def _unique(df: pd.DataFrame, col: str) -> list[str]:
+    return sorted(str(v) for v in df[col].dropna().unique()) if col in df.columns and not df.empty else []
+
+
+def _meta(tables: dict[str, pd.DataFrame], data_root: Path | None, title: str | None) -> dict:
+    ms, heldout = tables["method_scores"], tables["heldout_split"]
+    people = sorted(set(_unique(heldout, "personality_id")) | set(_unique(ms, "personality_id")))
+    cs = tables["content_similarity"]
+    judge_models = ({str(j): sorted(g["model"].dropna().unique().tolist()) for j, g in cs.groupby("judge")}
+                    if not cs.empty else {})
+    for j in _unique(ms, "judge"):
+        judge_models.setdefault(j, [])
+    builders = sorted(set(_unique(tables["fact_summary"], "model")) | set(_unique(tables["mcq_items"], "model")))
+    n_test = int((heldout["partition"] == "test").sum()) if not heldout.empty else 0
+    n_train = int((heldout["partition"] == "train").sum()) if not heldout.empty else 0
+    invalid = sum(int((t["status"] != "ok").sum()) for name, t in tables.items()
+                  if "status" in t.columns and not t.empty)
+    return {
+        "title": title or (f"InterviewSim report: {data_root.name}" if data_root else "InterviewSim report"),
+        "data_root": str(data_root) if data_root else None,
+        "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "personalities": people,
+        "n_personalities": len(people),
+        "n_heldout_questions": n_test,
+        "n_training_pairs": n_train,
+        "methods": order_methods(set(_unique(ms, "method")) | set(_unique(tables["generations"], "method"))),
+        "judges": sorted(judge_models),
+        "judge_models": judge_models,
+        "generator_models": _unique(tables["generations"], "model"),
+        "builder_models": builders,
+        "mcq_options": sorted(int(n) for n in tables["mcq_answers"]["n_options"].dropna().unique())
+        if not tables["mcq_answers"].empty else [],
+        "rows": {name: int(len(t)) for name, t in tables.items()},
+        "invalid_or_failed_outputs": invalid,
+    }
+
+
+def _leaderboard_section(ms: pd.DataFrame, seed: int) -> tuple[Section, pd.DataFrame]:
+    title = "Leaderboard (macro averages over personalities)"
+    if ms.empty:
+        return _not_run("leaderboard", title, "No method_scores table: the evaluation has not run."), ms
+    board = leaderboard.leaderboard(ms, seed=seed)
+    note = ("Per-personality values averaged with equal weight per personality, 95% percentile bootstrap "
+            "intervals over personalities; per judge, never averaged across judges. Best per judge in bold. "
+            "MCQ is exact-match and judge-independent.")
+    return Section("leaderboard", title, "ok", note,
+                   {"leaderboard": board, "invalid_outputs": leaderboard.invalid_counts(ms)}), board
+
+
+def _paired_section(ms: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None, seed: int) -> Section:
+    title = "Paired tests between methods"
+    if ms.empty:
+        return _not_run("paired_tests", title, "No method_scores table: the evaluation has not run.")
+    df = paired.paired_tests(ms, pairs=pairs, seed=seed)
+    if df.empty:
+        return _not_run("paired_tests", title, "None of the default comparisons (each method vs. simple, "
+                        "chrono-1000 vs. memory-100, chrono-100/500/1000, wiki-long vs. wiki) has both methods run.")
+    note = ("Difference a - b of per-personality values, paired over personalities; two-sided sign-flip "
+            "permutation test (exact when 2^n <= 9999). With few personalities no p-value can be small.")
+    return Section("paired_tests", title, "ok", note, {"paired_tests": df})
+
+
+def _agreement_section(tables: dict[str, pd.DataFrame], judges: list[str]) -> Section:
+    title = "Agreement between judges"
+    if len(judges) < 2:
+        what = f"only one judge ({judges[0]})" if judges else "no judge"
+        return _not_run("judge_agreement", title, f"Judge agreement needs at least two judges; this run has {what}.")
+    df = agreement.judge_agreement(tables)
+    note = ("Items both judges judged validly. FC: Cohen's kappa (3-way and Contradiction vs. not); CS: linearly "
+            "weighted kappa over 1-5 and Spearman; PS: modal trait levels, weighted kappa over Low<Neutral<High.")
+    return Section("judge_agreement", title, "ok", note, {"judge_agreement": df})
+
+
+def _tag_section(tables: dict[str, pd.DataFrame]) -> Section:
+    title = "Contradiction ratio by question tag"
+    df = breakdowns.by_tag(tables)
+    if df.empty:
+        return _not_run("tag_breakdown", title, "Needs factual_consistency judgments and the held-out split.")
+    return Section("tag_breakdown", title, "ok", "Pooled over judged answers; a question with several tags counts "
+                   "under each.", {"by_tag": df})
+
+
+def _category_section(tables: dict[str, pd.DataFrame], categories_csv: Path | None) -> Section:
+    title = "Contradiction ratio by personality category"
+    if categories_csv is None:
+        return _not_run("category_breakdown", title, "No categories file given (optional CSV with columns "
+                         "personality_id, category; `interviewsim report --categories FILE`).")
+    cats = breakdowns.load_categories(categories_csv)
+    df = breakdowns.by_category(tables, cats)
+    if df.empty:
+        return _not_run("category_breakdown", title, "No FC judgments for the personalities in the categories file.")
+    known = set(cats["personality_id"])
+    unlisted = sorted(set(tables["method_scores"].get("personality_id", [])) - known)
+    note = "Pooled over judged answers." + (f" Not in the categories file: {', '.join(unlisted)}." if unlisted else "")
+    return Section("category_breakdown", title, "ok", note, {"by_category": df})
+
+
+def _mcq_section(tables: dict[str, pd.DataFrame]) -> Section:
+    title = "MCQ diagnostics"
+    answers = tables["mcq_answers"]
+    if answers.empty:
+        return _not_run("mcq", title, "No mcq_answers table: MCQ answering has not run.")
+    n_train = mcq_analyses.training_pairs_per_personality(tables["heldout_split"])
+    if n_train.empty:
+        n_train = tables["method_scores"].drop_duplicates("personality_id").set_index("personality_id")[
+            "n_train_pairs"] if not tables["method_scores"].empty else n_train
+    return Section("mcq", title, "ok", "Pooled over answered items; judge-independent.", {
+        "prediction_distribution": mcq_analyses.prediction_distribution(answers),
+        "accuracy_by_position": mcq_analyses.accuracy_by_position(answers),
+        "length_bias": mcq_analyses.length_bias(answers, tables["mcq_items"]),
+        "training_groups": mcq_analyses.training_groups(answers, n_train),
+    })
+
+
+def _ablation_section(board: pd.DataFrame) -> Section:
+    title = "Memory ablation (relevance 10/50/100 vs. random 100)"
+    df = breakdowns.memory_ablation(board)
+    if df.empty:
+        return _not_run("memory_ablation", title, "Needs at least two of random-100, memory-10, memory-50, "
+                        "memory-100 to have run.")
+    return Section("memory_ablation", title, "ok", "Leaderboard rows of the ablation methods; best in bold.",
+                   {"memory_ablation": df})
+
+
+def _cost_section(tables: dict[str, pd.DataFrame]) -> Section:
+    title = "Context size and cost per method"
+    df = cost.cost_per_method(tables)
+    if df.empty:
+        return _not_run("cost", title, "No generations table: nothing to measure.")
+    return Section("cost", title, "ok", "Measured from the call columns; tokens are recorded on cache hits too. "
+                   "Costs from the provider price map (zero for the offline model).", {"cost": df})
+
+
+def _overlap_section(tables: dict[str, pd.DataFrame], embedder: Embedder | None) -> Section:
+    title = "Train-test topical overlap"
+    heldout = tables["heldout_split"]
+    if heldout.empty:
+        return _not_run("overlap", title, "No heldout_split table.")
+    q = overlap.question_overlap(heldout, embedder)
+    strata = overlap.overlap_strata(tables, q)
+    if q["best_similarity"].notna().sum() == 0:
+        return _not_run("overlap", title, "No personality has both training and held-out questions.")
+    name = getattr(embedder, "name", None) or "HashingEmbedder (offline default)"
+    summary = pd.DataFrame([{
+        "embedder": name, "n_questions": int(q["best_similarity"].notna().sum()),
+        "mean_best_similarity": float(q["best_similarity"].mean()),
+        "median_best_similarity": float(q["best_similarity"].median()),
+        "share_above_0_8": float((q["best_similarity"] > 0.8).mean()),
+    }])
+    return Section("overlap", title, "ok", "Each held-out question's best cosine similarity to the same "
+                   "personality's training questions; metrics recomputed per corpus-wide tercile.",
+                   {"summary": summary, "strata": strata, "questions": q})
+
+
+def _premise_section(verdicts: pd.DataFrame, embedder: Embedder | None) -> Section:
+    title = "Premise usability of derived artefacts"
+    if verdicts.empty:
+        return _not_run("premise", title, "No premise_verdicts table: the premise judge has not run.")
+    from ..premise.clustering import label_cluster_table
+    from ..premise.metrics import headline
+
+    h = headline(verdicts)
+    clusters = label_cluster_table(verdicts, embedder).head(15)
+    if not clusters.empty:
+        clusters = clusters.assign(members=clusters["members"].map(lambda m: "; ".join(m[:6])),
+                                   examples=clusters["examples"].map(lambda e: " | ".join(e[:2])))
+    note = ("Failure attribution first (seed 002): where the information a FAILed conclusion lacks lives. "
+            "Pass rate over PASS/FAIL verdicts; INVALID and ERROR counted beside it.")
+    return Section("premise", title, "ok", note, {
+        "attribution_split": h.attribution, "overall": h.overall, "by_artifact_kind": h.by_kind,
+        "by_personality": h.by_personality, "label_clusters": clusters},
+        extra={"cross_check": h.cross_check.model_dump()})
+
+
+def build_report(
+    data_root: Path | str | None = None,
+    *,
+    tables: dict[str, pd.DataFrame] | None = None,
+    categories_csv: Path | str | None = None,
+    embedder: Embedder | None = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    seed: int = 0,
+    title: str | None = None,
+) -> ReportData:
+    """Compute every section from the tables under ``data_root`` (or the given ``tables``).
+
+    Args:
+        tables: table name -> frame, e.g. ``run_evaluation``'s return value; missing names are
+            read from ``data_root`` when given, else treated as not run.
+        categories_csv: optional CSV (personality_id, category) for the category breakdown.
+        embedder: for the overlap analysis; ``HashingEmbedder`` when None.
+        pairs: method pairs to test; default ``paired.default_pairs``.
+
+    Raises:
+        ConfigError: the categories file is malformed.
+    """
+    root = Path(data_root) if data_root is not None else None
+    given = dict(tables or {})
+    missing = tuple(n for n in REPORT_TABLES if n not in given)
+    if root is not None and missing:
+        given.update(load_tables(root, missing))
+    t = {n: (given[n] if n in given and given[n] is not None else empty_frame(n)) for n in REPORT_TABLES}
+    meta = _meta(t, root, title)
+    lb, board = _leaderboard_section(t["method_scores"], seed)
+    sections = [
+        lb,
+        _paired_section(t["method_scores"], pairs, seed),
+        _agreement_section(t, meta["judges"]),
+        _tag_section(t),
+        _category_section(t, Path(categories_csv) if categories_csv else None),
+        _mcq_section(t),
+        _ablation_section(board),
+        _cost_section(t),
+        _overlap_section(t, embedder),
+        _premise_section(t["premise_verdicts"], embedder),
+    ]
+    return ReportData(meta=meta, sections={s.key: s for s in sections})
+
+
+def leaderboard_markdown(report_data: ReportData, with_ci: bool = True) -> str:
+    """The leaderboard (and the default paired tests' significant results) as markdown, for the
+    Dagster leaderboard asset's metadata."""
+    sec = report_data.section("leaderboard")
+    if sec.status != "ok":
+        return f"_{sec.note}_"
+    parts = [leaderboard.leaderboard_markdown_table(sec.tables["leaderboard"], with_ci=with_ci)]
+    pt = report_data.section("paired_tests")
+    if pt.status == "ok":
+        sig = pt.tables["paired_tests"]
+        sig = sig[sig["p_value"] < 0.05]
+        if len(sig):
+            parts.append("\n**Paired tests with p < 0.05**\n")
+            parts.append("| a | b | judge | metric | a - b | p |\n|---|---|---|---|---|---|")
+            for r in sig.itertuples():
+                parts.append(f"| {r.method_a} | {r.method_b} | {r.judge or 'n/a (MCQ)'} | {r.metric} | "
+                             f"{r.mean_difference:+.4f} | {r.p_value:.4f} |")
+    return "\n".join(parts)
+
+
+def atomic_write_text(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` via a temp file in the same folder and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a report is meant to be opened by others
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_report(
+    data_root: Path | str,
+    out_dir: Path | str | None = None,
+    categories_csv: Path | str | None = None,
+    embedder: Embedder | None = None,
+    *,
+    report_data: ReportData | None = None,
+    seed: int = 0,
+) -> ReportPaths:
+    """Build (unless ``report_data`` is given) and write ``report.html`` and ``report.json``.
+
+    Args:
+        out_dir: default ``<data_root>/report``.
+
+    Returns:
+        Paths of the two files, both written atomically.
+    """
+    from .html import render_html
+
+    data = report_data or build_report(data_root, categories_csv=categories_csv, embedder=embedder, seed=seed)
+    out = Path(out_dir) if out_dir is not None else Path(data_root) / "report"
+    json_path = atomic_write_text(out / JSON_NAME, json.dumps(data.to_dict(), indent=1, ensure_ascii=False))
+    html_path = atomic_write_text(out / HTML_NAME, render_html(data))
+    return ReportPaths(html=html_path, json=json_path)

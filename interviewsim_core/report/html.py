@@ -1,0 +1,276 @@
+"""Render a ``ReportData`` as one self-contained HTML page (inline CSS, PNG data URIs, no script).
+
+Cells are formatted here and nowhere else; each numeric cell also carries its unrounded value in
+``data-v`` so a test (or a scraper) can check the page against report.json exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import jinja2
+import pandas as pd
+
+from . import plots
+from .catalog import JUDGED_METRICS, MCQ_METRICS, fmt, is_missing, order_methods
+from .model import ReportData, jsonable
+
+__all__ = ["render_html", "TableView", "table_view"]
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+TEMPLATE = "report.html.j2"
+
+INTENDED_USE = (
+    "Intended use: controlled research evaluation of personality-simulation methods on ethically obtained "
+    "conversational data. Generated responses are experimental output, not statements by the people "
+    "represented. Out of scope: impersonation, surveillance, targeted persuasion, high-stakes profiling, "
+    "and deployment as a represented person. Reusers are responsible for ethics and legal review of their "
+    "data and applications."
+)
+
+
+@dataclass
+class Cell:
+    text: str
+    value: Any = None
+    cls: str = ""
+    key: str = ""
+    ci: str = ""
+
+
+@dataclass
+class TableView:
+    """A formatted table: header rows (each a list of (text, colspan)), then rows of cells."""
+
+    headers: list[list[tuple[str, int]]]
+    rows: list[list[Cell]]
+    caption: str = ""
+    cls: str = ""
+    name: str = ""
+    collapsed: bool = False
+    """Rendered inside a closed <details>: detail a reader opens on demand (no script needed)."""
+
+
+def _p(v: float) -> str:
+    if is_missing(v):
+        return "–"
+    return "<0.001" if v < 0.001 else f"{v:.3f}"
+
+
+FORMATS: dict[str, Callable[[Any], str]] = {
+    "text": lambda v: "–" if is_missing(v) else str(v),
+    "int": lambda v: "–" if is_missing(v) else f"{int(v):,}",
+    "pct": lambda v: fmt(v, percent=True, digits=1),
+    "pct2": lambda v: fmt(v, percent=True, digits=2),
+    "num1": lambda v: fmt(v, digits=1),
+    "num2": lambda v: fmt(v, digits=2),
+    "num3": lambda v: fmt(v, digits=3),
+    "num4": lambda v: fmt(v, digits=4),
+    "signed": lambda v: "–" if is_missing(v) else f"{v:+.4f}",
+    "p": _p,
+    "usd": lambda v: "–" if is_missing(v) else f"${v:,.6f}" if v < 1 else f"${v:,.2f}",
+    "metric": lambda v: str(v),
+}
+
+
+def table_view(df: pd.DataFrame, columns: list[tuple[str, str, str]], name: str, caption: str = "",
+               bold: Callable[[pd.Series], bool] | None = None) -> TableView:
+    """``columns``: (column, header, format) with format a key of ``FORMATS``."""
+    rows = []
+    for _, r in df.iterrows():
+        strong = bool(bold(r)) if bold else False
+        cells = []
+        for col, _header, kind in columns:
+            v = r.get(col)
+            numeric = kind not in ("text", "metric")
+            cells.append(Cell(FORMATS[kind](v), jsonable(v) if numeric else None,
+                              ("num" if numeric else "") + (" best" if strong else ""), col))
+        rows.append(cells)
+    return TableView([[(h, 1) for _, h, _ in columns]], rows, caption, name=name)
+
+
+def pivot_view(df: pd.DataFrame, index: list[tuple[str, str]], column: str, value: str, kind: str, name: str,
+               n_col: str | None = None, caption: str = "", best_low: bool = False) -> TableView:
+    """Wide table: one row per ``index`` combination, one column per ``column`` value (methods in
+    paper order); the best cell per row (min if ``best_low``) is bold, ``n_col`` shown under the value."""
+    cols = order_methods(df[column]) if column == "method" else sorted(df[column].unique())
+    rows = []
+    for key, grp in df.groupby([c for c, _ in index], sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        by = grp.set_index(column)
+        vals = by[value].astype(float)
+        target = (vals.min() if best_low else vals.max()) if vals.notna().any() else None
+        cells = [Cell(str(k), cls="method") for k in key]
+        for c in cols:
+            if c not in by.index or is_missing(by.at[c, value]):
+                cells.append(Cell("–", None, "num", f"{'|'.join(map(str, key))}|{c}"))
+                continue
+            v = float(by.at[c, value])
+            best = target is not None and len(cols) > 1 and abs(v - target) < 1e-12
+            ci = f"n={int(by.at[c, n_col])}" if n_col else ""
+            cells.append(Cell(FORMATS[kind](v), v, "num" + (" best" if best else ""),
+                              f"{'|'.join(map(str, key))}|{c}", ci))
+        rows.append(cells)
+    return TableView([[(h, 1) for _, h in index] + [(c, 1) for c in cols]], rows, caption, name=name)
+
+
+def _metric_name(key: str) -> str:
+    names = {m.key: m.short for m in JUDGED_METRICS + MCQ_METRICS}
+    return names.get(key, key)
+
+
+def leaderboard_view(board: pd.DataFrame, name: str = "leaderboard") -> TableView:
+    """Table 1: methods as rows; CS, CR, PS one column per judge; then MCQ; value over its CI."""
+    judges = sorted(board["judge"].dropna().unique())
+    present = set(board.loc[board["value"].notna(), "metric"])
+    judged = [m for m in JUDGED_METRICS if m.key in present]
+    mcq = [m for m in MCQ_METRICS if m.key in present]
+    top = [("Method", 1)] + [(m.label, len(judges)) for m in judged] + [("MCQ (judge-independent)", len(mcq))] * bool(mcq)
+    second = [("", 1)] + [(j, 1) for _ in judged for j in judges] + [(m.short, 1) for m in mcq]
+    index = {(r.method, r.judge if isinstance(r.judge, str) else None, r.metric): r for r in board.itertuples()}
+    rows = []
+    for method in order_methods(board["method"]):
+        cells = [Cell(method, cls="method")]
+        for m, judge in [(m, j) for m in judged for j in judges] + [(m, None) for m in mcq]:
+            r = index.get((method, judge, m.key))
+            key = f"{method}|{judge or ''}|{m.key}"
+            if r is None or is_missing(r.value):
+                cells.append(Cell("–", None, "num", key))
+                continue
+            ci = "" if is_missing(r.ci_low) else f"[{fmt(r.ci_low, m.key)}, {fmt(r.ci_high, m.key)}]"
+            cells.append(Cell(fmt(r.value, m.key), jsonable(r.value), "num" + (" best" if r.best else ""), key, ci))
+        rows.append(cells)
+    return TableView([top, second], rows, cls="leaderboard", name=name)
+
+
+def _section_views(data: ReportData) -> dict[str, dict]:
+    """Per section: its formatted tables and figures, in display order."""
+    s = data.sections
+    views: dict[str, dict] = {k: {"tables": [], "figures": []} for k in s}
+
+    def add(key: str, view: TableView) -> None:
+        views[key]["tables"].append(view)
+
+    def fig(key: str, uri: str | None, caption: str) -> None:
+        if uri:
+            views[key]["figures"].append({"uri": uri, "caption": caption})
+
+    board = s["leaderboard"].tables.get("leaderboard", pd.DataFrame())
+    if s["leaderboard"].status == "ok":
+        add("leaderboard", leaderboard_view(board))
+        fig("leaderboard", plots.metrics_plot(board), "Methods against metrics, per judge (hatching) with 95% CIs.")
+        add("leaderboard", table_view(s["leaderboard"].tables["invalid_outputs"], [
+            ("method", "Method", "text"), ("judge", "Judge", "text"), ("cs_n", "CS judged", "int"),
+            ("cs_invalid", "CS invalid", "int"), ("fc_n", "FC judged", "int"), ("fc_invalid", "FC invalid", "int"),
+            ("ps_invalid", "PS invalid votes", "int"), ("mcq_invalid", "MCQ invalid", "int")],
+            "invalid_outputs", "Judged and invalid outputs (invalid ones are left out of the means)."))
+        views["leaderboard"]["tables"][-1].collapsed = True
+    if s["paired_tests"].status == "ok":
+        pt = s["paired_tests"].tables["paired_tests"].assign(
+            judge=lambda d: d["judge"].fillna("(MCQ, any)"), metric=lambda d: d["metric"].map(_metric_name))
+        add("paired_tests", table_view(pt, [
+            ("method_a", "a", "text"), ("method_b", "b", "text"), ("judge", "Judge", "text"),
+            ("metric", "Metric", "text"), ("mean_difference", "mean a - b", "signed"), ("p_value", "p", "p"),
+            ("n", "pairs", "int"), ("better", "favours", "text")], "paired_tests",
+            bold=lambda r: not is_missing(r["p_value"]) and r["p_value"] < 0.05))
+    if s["judge_agreement"].status == "ok":
+        add("judge_agreement", table_view(s["judge_agreement"].tables["judge_agreement"], [
+            ("judge_a", "Judge A", "text"), ("judge_b", "Judge B", "text"), ("measure", "Measure", "text"),
+            ("items", "Items", "text"), ("n", "n", "int"), ("agreement", "Exact agreement %", "pct"),
+            ("kappa", "kappa", "num3"), ("spearman", "Spearman", "num3")], "judge_agreement"))
+    for key, tname, label in (("tag_breakdown", "by_tag", "Tag"), ("category_breakdown", "by_category", "Category")):
+        if s[key].status == "ok":
+            df = s[key].tables[tname]
+            add(key, pivot_view(df, [("judge", "Judge"), ("group", label)], "method", "contradiction_ratio", "pct2",
+                                tname, "n_judged", "Contradiction ratio (%) per method; n = FC judgments in the cell; "
+                                "lowest per row in bold.", best_low=True))
+            add(key, pivot_view(df, [("judge", "Judge"), ("group", label)], "method", "cs_mean", "num2",
+                                f"{tname}_cs", "n_cs", "Content Similarity (1-5) per method; highest per row in bold."))
+            fig(key, plots.breakdown_plot(df, f"Contradiction ratio by {label.lower()}"),
+                f"Contradiction ratio by {label.lower()}, per judge.")
+    if s["mcq"].status == "ok":
+        t = s["mcq"].tables
+        fig("mcq", plots.mcq_distribution_plot(t["prediction_distribution"]),
+            "Which option kind each method picked (Tables 3 and 14).")
+        add("mcq", table_view(t["prediction_distribution"], [
+            ("method", "Method", "text"), ("n_options", "Options", "int"), ("kind", "Chosen kind", "text"),
+            ("share", "Share %", "pct"), ("count", "Count", "int")], "prediction_distribution",
+            "Prediction distribution by option kind (Tables 3 and 14)."))
+        views["mcq"]["tables"][-1].collapsed = True
+        add("mcq", table_view(t["accuracy_by_position"], [
+            ("method", "Method", "text"), ("n_options", "Options", "int"), ("position", "Correct at", "text"),
+            ("accuracy", "Accuracy %", "pct"), ("n", "Items", "int")], "accuracy_by_position",
+            "Accuracy by shuffled position of the correct option (Tables 15 and 16)."))
+        add("mcq", table_view(t["length_bias"], [
+            ("method", "Method", "text"), ("n_options", "Options", "int"),
+            ("acc_longest", "Correct is longest: acc %", "pct"), ("n_longest", "n", "int"),
+            ("acc_not_longest", "Not longest: acc %", "pct"), ("n_not_longest", "n", "int"),
+            ("delta", "Delta (points)", "pct")], "length_bias",
+            "Accuracy when the correct option is (strictly) the longest or not (Table 17)."))
+        add("mcq", table_view(t["training_groups"], [
+            ("group", "Group", "text"), ("n_personalities", "Personalities", "int"),
+            ("avg_train_pairs", "Avg train pairs", "num1"), ("method", "Method", "text"),
+            ("n_options", "Options", "int"), ("accuracy", "Accuracy %", "pct"), ("reward", "Reward", "num3"),
+            ("n", "Items", "int")], "training_groups",
+            "Accuracy and reward by training-data group: min(10, n) groups by training pairs (Tables 12 and 13)."))
+    if s["memory_ablation"].status == "ok":
+        add("memory_ablation", leaderboard_view(s["memory_ablation"].tables["memory_ablation"], "memory_ablation"))
+    if s["cost"].status == "ok":
+        c = s["cost"].tables["cost"]
+        add("cost", table_view(c, [
+            ("method", "Method", "text"), ("n_questions", "Held-out questions", "int"),
+            ("context_pairs_per_question", "Context pairs / q", "num1"),
+            ("prompt_tokens_per_question", "Prompt tokens / q", "num1"),
+            ("completion_tokens_per_question", "Completion tokens / q", "num1"),
+            ("generation_cost_per_question", "Generation cost / q", "usd"), ("mcq_cost", "MCQ cost", "usd"),
+            ("judge_cost", "Judge cost (all judges)", "usd"), ("total_cost_per_question", "Total cost / q", "usd"),
+            ("cache_hit_share", "Cache hits %", "pct")], "cost"))
+        uri, xlabel = plots.frontier_plot(c, board)
+        fig("cost", uri, f"Content Similarity against {xlabel}; dashed: methods nothing else beats at lower cost.")
+    if s["overlap"].status == "ok":
+        t = s["overlap"].tables
+        add("overlap", table_view(t["summary"], [
+            ("embedder", "Embedder", "text"), ("n_questions", "Held-out questions", "int"),
+            ("mean_best_similarity", "Mean best similarity", "num3"),
+            ("median_best_similarity", "Median", "num3"), ("share_above_0_8", "Share > 0.8", "pct")], "overlap_summary"))
+        fig("overlap", plots.overlap_plot(t["strata"]), "Content Similarity per overlap tercile.")
+        st = t["strata"].assign(judge=lambda d: d["judge"].fillna("(MCQ, any)"),
+                                metric=lambda d: d["metric"].map(_metric_name))
+        add("overlap", table_view(st, [
+            ("metric", "Metric", "text"), ("judge", "Judge", "text"), ("method", "Method", "text"),
+            ("tercile", "Tercile", "text"), ("value", "Value", "num3"), ("n", "Questions", "int"),
+            ("similarity_low", "Similarity from", "num3"), ("similarity_high", "to", "num3")], "overlap_strata",
+            "CR and MCQ accuracy as fractions here (0.10 = 10%)."))
+        views["overlap"]["tables"][-1].collapsed = True
+    if s["premise"].status == "ok":
+        t = s["premise"].tables
+        add("premise", table_view(t["attribution_split"], [
+            ("attribution", "Attribution", "text"), ("count", "Count", "int"), ("share", "Share %", "pct"),
+            ("dominant", "Dominant in (conclusions)", "int"), ("dominant_share", "Dominant share %", "pct")],
+            "attribution_split", "Failure attribution over FAILed conclusions (seed 002's first number)."))
+        rate_cols = [("n", "n", "int"), ("n_pass", "PASS", "int"), ("n_fail", "FAIL", "int"),
+                     ("n_invalid", "INVALID", "int"), ("n_error", "ERROR", "int"),
+                     ("pass_rate", "Pass rate %", "pct"), ("pass_rate_ci_low", "CI low", "pct"),
+                     ("pass_rate_ci_high", "CI high", "pct"), ("mean_decontextuality", "Decontextuality", "num3")]
+        add("premise", table_view(t["overall"], [("group", "", "text")] + rate_cols, "premise_overall"))
+        add("premise", table_view(t["by_artifact_kind"], [("artifact_kind", "Artifact", "text")] + rate_cols,
+                                  "premise_by_kind"))
+        add("premise", table_view(t["by_personality"], [("personality_id", "Personality", "text")] + rate_cols,
+                                  "premise_by_personality"))
+        if not t["label_clusters"].empty:
+            add("premise", table_view(t["label_clusters"], [
+                ("rank", "#", "int"), ("representative", "Label cluster", "text"), ("size", "Labels", "int"),
+                ("n_conclusions", "Conclusions", "int"), ("members", "Members", "text"),
+                ("examples", "Examples", "text")], "label_clusters", "Free-text failure labels, clustered offline."))
+    return views
+
+
+def render_html(data: ReportData) -> str:
+    """The whole page as a string (autoescaped; figures are data URIs)."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return env.get_template(TEMPLATE).render(meta=data.meta, sections=data.sections, views=_section_views(data),
+                                             premise_cc=data.sections["premise"].extra.get("cross_check"),
+                                             intended_use=INTENDED_USE, fmt=fmt)

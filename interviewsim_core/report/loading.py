@@ -1,0 +1,48 @@
+"""Read the evaluation's Parquet tables back from a data root, whatever subset of them exists.
+
+A report is often built from a partial run (one method done, premise not run, a judge added
+later), so a missing asset gives an empty frame with the table's columns instead of an error,
+and the section that needs it says "not run".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..pipeline.storage import read_frame
+from ..pipeline.tables import SCHEMAS, empty_frame
+
+__all__ = ["REPORT_TABLES", "load_tables", "read_asset"]
+
+REPORT_TABLES: tuple[str, ...] = (
+    "heldout_split", "fact_summary", "mcq_items", "reference_personality", "generations",
+    "content_similarity", "factual_consistency", "generated_personality", "mcq_answers",
+    "method_scores", "premise_verdicts",
+)
+"""Tables the report reads; the pipeline's ``leaderboard`` is recomputed from ``method_scores``."""
+
+
+def _files(root: Path, asset: str) -> list[Path]:
+    folder = root / asset
+    files = sorted(folder.rglob("*.parquet")) if folder.is_dir() else []
+    single = root / f"{asset}.parquet"
+    if not files and single.is_file():
+        files = [single]
+    return files
+
+
+def read_asset(root: Path, asset: str) -> pd.DataFrame:
+    """Every partition of ``asset`` under ``root`` as one frame (empty frame with its columns if none)."""
+    frames = [read_frame(f) for f in _files(Path(root), asset)]
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return empty_frame(asset) if asset in SCHEMAS else pd.DataFrame()
+    return pd.concat(frames, ignore_index=True)
+
+
+def load_tables(data_root: Path | str, tables: tuple[str, ...] = REPORT_TABLES) -> dict[str, pd.DataFrame]:
+    """Table name -> all its partitions concatenated; absent tables come back empty, never missing."""
+    root = Path(data_root)
+    return {name: read_asset(root, name) for name in tables}

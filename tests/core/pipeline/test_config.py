@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from interviewsim_core.errors import ConfigError
+from interviewsim_core.llm.types import ModelConfig
+from interviewsim_core.pipeline import config as config_mod
+from interviewsim_core.pipeline.config import EvalConfig, judge_identity
+from interviewsim_core.strategies import DEFAULT_METHODS
+
+
+def test_defaults_are_offline_and_complete():
+    cfg = EvalConfig()
+    assert cfg.corpus.name == "sample_corpus" and cfg.corpus.is_dir()
+    assert cfg.methods == tuple(DEFAULT_METHODS)
+    assert cfg.generator.model == "offline/extractive" and len(cfg.judges) == 1
+    assert cfg.embedding_model == "offline/hashing"
+    assert cfg.mcq_options == (3, 4) and cfg.seed == 0 and EvalConfig.PS_VOTES == 3
+    assert cfg.effective_cache_path == Path("data_out") / ".cache" / "llm.sqlite"
+    assert cfg.invalid_rate_threshold == 0.05 and cfg.rescore_cron == "0 3 * * *"
+    with pytest.raises(Exception):
+        EvalConfig(ps_votes=5)  # not configurable: the seed fixes three
+
+
+def test_every_field_has_a_docstring():
+    for name, field in EvalConfig.model_fields.items():
+        assert field.description, f"{name} lacks a docstring"
+
+
+def test_precedence_flags_over_env_over_file_over_defaults(tmp_path):
+    f = tmp_path / "cfg.yaml"
+    f.write_text("generator: openai/gpt-4.1\nseed: 7\nmethods: [simple, chrono-100]\ndata_root: out\n"
+                 "judges: [a/one, {model: b/two, label: two, api_base: 'http://127.0.0.1:9/v1'}]\n")
+    env = {"INTERVIEWSIM_SEED": "8", "INTERVIEWSIM_METHODS": "wiki,memory-10", "OTHER": "x"}
+    cfg = EvalConfig.load(f, env, {"seed": 9, "generator": None})
+    assert cfg.seed == 9                      # flag wins
+    assert cfg.methods == ("wiki", "memory-10")  # env beats file
+    assert cfg.generator.model == "openai/gpt-4.1"  # file beats default; None flag ignored
+    assert cfg.data_root == tmp_path / "out"       # relative to the file
+    assert [j.name for j in cfg.judges] == ["a/one", "two"]
+    assert cfg.judges[1].api_base == "http://127.0.0.1:9/v1"
+
+
+def test_toml_and_config_from_env(tmp_path):
+    f = tmp_path / "cfg.toml"
+    f.write_text('judges = "x/a, x/b"\nmcq_options = [4]\n[builder]\nmodel = "x/builder"\nmax_concurrency = 3\n')
+    cfg = EvalConfig.load(None, {"INTERVIEWSIM_CONFIG": str(f), "INTERVIEWSIM_CONCURRENCY": "5"})
+    assert [j.model for j in cfg.judges] == ["x/a", "x/b"] and cfg.mcq_options == (4,)
+    assert cfg.builder.max_concurrency == 3 and cfg.effective_builder.max_concurrency == 5
+
+
+def test_api_base_applies_only_to_models_without_their_own():
+    own = ModelConfig(model="hosted_vllm/q", api_base="http://127.0.0.1:1/v1")
+    cfg = EvalConfig.load(None, {"INTERVIEWSIM_API_BASE": "http://127.0.0.1:2/v1"},
+                          {"judges": [own, "hosted_vllm/r"], "generator": "hosted_vllm/g"})
+    assert cfg.effective_generator.api_base == "http://127.0.0.1:2/v1"
+    assert [j.api_base for j in cfg.effective_judges] == ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"]
+    assert cfg.generator.api_base is None  # raw field untouched; effective_* applies the knob
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"overrides": {"nope": 1}},
+    {"env": {"INTERVIEWSIM_JUDGE": "x/y"}},
+    {"overrides": {"methods": "simple,not-a-method"}},
+    {"overrides": {"judges": "x/a,x/a"}},
+    {"overrides": {"mcq_options": "5"}},
+    {"overrides": {"concurrency": 0}},
+    {"overrides": {"rescore_cron": "daily"}},
+])
+def test_bad_settings_are_config_errors(kwargs):
+    with pytest.raises(ConfigError):
+        EvalConfig.load(None, kwargs.get("env", {}), kwargs.get("overrides", {}))
+
+
+def test_bad_files_are_config_errors(tmp_path):
+    for name, text in [("a.yaml", "- just\n- a list\n"), ("b.toml", "x = [\n"), ("c.json", "{}"),
+                       ("d.yaml", "unknown_key: 1\n")]:
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ConfigError):
+            EvalConfig.load(tmp_path / name, {})
+    with pytest.raises(ConfigError):
+        EvalConfig.load(tmp_path / "missing.yaml", {})
+
+
+def test_judge_identity_tracks_output_affecting_settings_only(monkeypatch):
+    j = ModelConfig(model="openai/gpt-4.1")
+    base = judge_identity(j)
+    assert base == judge_identity(j.model_copy(update={"max_concurrency": 1, "label": "renamed"}))
+    assert base != judge_identity(j.model_copy(update={"temperature": 0.5}))
+    assert base != judge_identity(ModelConfig(model="openai/gpt-4.1", api_base="http://127.0.0.1:3/v1"))
+    import interviewsim_core.contracts as contracts
+
+    real = contracts.version_of
+    monkeypatch.setattr(contracts, "version_of",
+                        lambda n: real(n) + ("-bumped" if n == "content_similarity" else ""))
+    assert judge_identity(j) != base
+    assert judge_identity(j, ("personality",)) == judge_identity(j.model_copy(), ("personality",))
+    assert config_mod.JUDGE_CONTRACTS == ("content_similarity", "factual_consistency", "personality")

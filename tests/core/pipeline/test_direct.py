@@ -1,0 +1,110 @@
+"""The whole graph without Dagster: tables, Parquet layout, leaderboard, and the real offline gateway."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+from fakes import ScriptedGateway
+
+from interviewsim_core.errors import ConfigError
+from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_core.pipeline.direct import ASSET_ORDER, make_gateway, run_evaluation
+from interviewsim_core.pipeline.storage import partition_path, read_frame
+from interviewsim_core.pipeline.tables import KEY_COLUMNS, LEADERBOARD_METRICS, PER_METHOD, SCHEMAS
+
+PIDS = ["SYN_AUERLUND", "SYN_KAVANEK"]
+METHODS = ("simple", "chrono-5", "hybrid-2-2")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("direct")
+    cfg = EvalConfig(data_root=root, methods=METHODS,
+                     judges=({"model": "scripted/a", "label": "judge-a"}, {"model": "scripted/b", "label": "judge-b"}))
+    gw = ScriptedGateway()
+    lines: list[str] = []
+    tables = run_evaluation(cfg, gateway=gw, personalities=PIDS, progress=lines.append)
+    return cfg, gw, tables, lines
+
+
+def test_returns_every_table_with_its_schema_and_unique_keys(run):
+    _, gw, tables, lines = run
+    assert list(tables) == list(ASSET_ORDER)
+    for name, df in tables.items():
+        assert list(df.columns) == SCHEMAS[name].names, name
+        assert not df.duplicated(list(KEY_COLUMNS[name])).any(), name
+    assert gw.batches == 3  # one gateway batch per stage, across all partitions
+    assert any("stage 3/3" in line for line in lines)
+
+
+def test_row_counts(run, splits):
+    _, _, t, _ = run
+    n_test = sum(len(splits[p].test_pairs) for p in PIDS)
+    n_judges, n_methods = 2, len(METHODS)
+    assert len(t["generations"]) == n_test * n_methods
+    assert len(t["content_similarity"]) == len(t["factual_consistency"]) == n_test * n_methods * n_judges
+    assert len(t["reference_personality"]) == len(PIDS) * 5 * 3 * n_judges
+    assert len(t["generated_personality"]) == len(PIDS) * n_methods * 5 * 3 * n_judges
+    assert len(t["mcq_items"]) == n_test * 2 and len(t["mcq_answers"]) == n_test * 2 * n_methods
+    assert len(t["method_scores"]) == len(PIDS) * n_methods * n_judges
+    assert len(t["leaderboard"]) == n_methods * n_judges
+    assert len(t["fact_summary"]) == len(PIDS)
+
+
+def test_parquet_layout_matches_returned_tables(run):
+    cfg, _, t, _ = run
+    root = cfg.data_root
+    for name, df in t.items():
+        if name == "leaderboard":
+            back = read_frame(partition_path(root, name))
+        elif name in PER_METHOD:
+            back = pd.concat([read_frame(partition_path(root, name, p, m)) for p in PIDS for m in METHODS])
+        else:
+            back = pd.concat([read_frame(partition_path(root, name, p)) for p in PIDS])
+        keys = list(KEY_COLUMNS[name])
+        a = df.sort_values(keys).reset_index(drop=True)
+        b = back.sort_values(keys).reset_index(drop=True)
+        pd.testing.assert_frame_equal(a, b, check_dtype=False, obj=name)
+    leftovers = [f for _, _, fs in os.walk(root) for f in fs if f.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_leaderboard_macro_averages_recomputed(run):
+    _, _, t, _ = run
+    scores, board = t["method_scores"], t["leaderboard"]
+    for rec in board.to_dict("records"):
+        rows = scores[(scores.method == rec["method"]) & (scores.judge == rec["judge"])]
+        assert rec["n_personalities"] == len(PIDS)
+        for m in LEADERBOARD_METRICS:
+            vals = [v for v in rows[m] if not np.isnan(v)]
+            assert rec[m] == pytest.approx(sum(vals) / len(vals))
+            assert rec[f"{m}_ci_low"] <= rec[m] + 1e-12 and rec[m] <= rec[f"{m}_ci_high"] + 1e-12
+        assert rec["prompt_tokens"] == rows["prompt_tokens"].sum()
+
+
+def test_unknown_personality_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match="NOBODY"):
+        run_evaluation(EvalConfig(data_root=tmp_path), gateway=ScriptedGateway(), personalities=["NOBODY"])
+
+
+def test_real_gateway_offline_model_and_cache(tmp_path):
+    """The real gateway and the offline litellm provider; a re-run is served from the cache."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    cfg = EvalConfig(data_root=tmp_path, methods=("memory-3",), mcq_options=(3,))
+    gw = make_gateway(cfg)
+    t = run_evaluation(cfg, gateway=gw, personalities=PIDS[:1])
+    assert gw.stats.calls_made > 0
+    for name in ("fact_summary", "atomic_items", "mcq_items", "generations", "content_similarity",
+                 "factual_consistency", "reference_personality", "generated_personality", "mcq_answers"):
+        assert len(t[name]) and (t[name]["status"] == "ok").all(), name
+        assert t[name]["model"].eq("offline/extractive").all()
+    assert t["method_scores"][["cs_mean", "contradiction_ratio", "ps_alignment", "mcq3_accuracy"]].notna().all().all()
+    assert t["method_scores"]["mcq4_accuracy"].isna().all()  # no 4-option run configured
+    gw2 = make_gateway(cfg)
+    t2 = run_evaluation(cfg, gateway=gw2, personalities=PIDS[:1], write=False)
+    assert gw2.stats.calls_made == 0
+    assert t2["generations"]["cache_hit"].all()
+    pd.testing.assert_frame_equal(t["method_scores"].drop(columns=[]), t2["method_scores"], check_dtype=False)

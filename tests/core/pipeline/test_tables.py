@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from interviewsim_core.pipeline.storage import partition_path, read_frame, write_frame
+from interviewsim_core.pipeline.tables import CALL_COLUMNS, KEY_COLUMNS, PER_METHOD, SCHEMAS, empty_frame, to_table
+
+DESIGN_CALL_COLUMNS = ("model, contract, contract_version, status, raw_output, parse_error, error, attempts, "
+                       "cache_hit, prompt_tokens, completion_tokens, cost_usd").split(", ")
+
+
+def test_call_columns_match_design():
+    assert list(CALL_COLUMNS) == DESIGN_CALL_COLUMNS
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_every_table_has_its_keys_and_an_empty_frame(name):
+    schema = SCHEMAS[name]
+    assert set(KEY_COLUMNS[name]) <= set(schema.names)
+    assert len(set(schema.names)) == len(schema.names)
+    empty = empty_frame(name)
+    assert list(empty.columns) == schema.names and len(empty) == 0
+    assert to_table(empty, name).schema.equals(schema)
+
+
+def test_design_payload_columns_are_present():
+    assert {"summary", "explanation", "source_qa_ids"} <= set(SCHEMAS["fact_summary"].names)
+    assert {"labels", "texts", "kinds", "correct_label", "shuffle_seed"} <= set(SCHEMAS["mcq_items"].names)
+    assert {"chosen_label", "chosen_kind", "correct", "reward", "position"} <= set(SCHEMAS["mcq_answers"].names)
+    ms = SCHEMAS["method_scores"].names
+    for col in ("cs_mean", "contradiction_ratio", "ps_alignment", "mcq3_accuracy", "mcq4_reward", "mcq_invalid",
+                "n_test_questions", "n_train_pairs", "cost_usd"):
+        assert col in ms
+    assert PER_METHOD == {"generations", "content_similarity", "factual_consistency", "generated_personality",
+                          "mcq_answers", "method_scores"}
+
+
+def test_to_table_refuses_wrong_frames():
+    df = empty_frame("fact_summary")
+    with pytest.raises(ValueError, match="missing columns"):
+        to_table(df.drop(columns=["summary"]), "fact_summary")
+    with pytest.raises(ValueError, match="unexpected columns"):
+        to_table(df.assign(extra=[]), "fact_summary")
+    bad = pd.DataFrame([{**dict.fromkeys(df.columns), "attempts": "three"}])
+    with pytest.raises(ValueError, match="attempts"):
+        to_table(bad, "fact_summary")
+    with pytest.raises(KeyError, match="unknown table"):
+        to_table(df, "nope")
+
+
+def test_nullable_ints_lists_and_round_trip(tmp_path):
+    row = {c: None for c in SCHEMAS["content_similarity"].names}
+    row.update(personality_id="P", method="m", judge="j", qa_id="q1", score=4, status="ok", attempts=1,
+               cache_hit=False, prompt_tokens=1, completion_tokens=1, cost_usd=0.0)
+    rows = [row, {**row, "qa_id": "q2", "score": None, "status": "invalid", "raw_output": "garbage"}]
+    df = pd.DataFrame(rows)
+    path = write_frame(df, "content_similarity", partition_path(tmp_path, "content_similarity", "P", "m"))
+    assert path == tmp_path / "content_similarity" / "P" / "m.parquet"
+    back = read_frame(path)
+    assert back["score"].tolist()[0] == 4 and pd.isna(back["score"].tolist()[1])
+    assert pq.read_schema(path).field("score").type == pa.int64()
+    assert os.listdir(path.parent) == ["m.parquet"]  # no temp file left behind
+    items = empty_frame("mcq_items")
+    items.loc[0] = {**dict.fromkeys(items.columns), "labels": ("A", "B", "C"), "n_options": 3, "attempts": 1,
+                    "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "cache_hit": True}
+    p2 = write_frame(items, "mcq_items", partition_path(tmp_path, "mcq_items", "P"))
+    assert read_frame(p2)["labels"].tolist() == [["A", "B", "C"]]
+
+
+def test_partition_paths():
+    assert partition_path("r", "fact_summary", "P1").as_posix() == "r/fact_summary/P1.parquet"
+    assert partition_path("r", "leaderboard").as_posix() == "r/leaderboard.parquet"
+    assert partition_path("r", "generations", "../x", "a/b").as_posix() == "r/generations/.._x/a_b.parquet"
+    with pytest.raises(ValueError):
+        partition_path("r", "generations", "P1")
+    with pytest.raises(ValueError):
+        partition_path("r", "fact_summary", "P1", "simple")
+
+
+def test_failed_write_keeps_the_old_file(tmp_path):
+    path = partition_path(tmp_path, "fact_summary", "P")
+    df = empty_frame("fact_summary")
+    write_frame(df, "fact_summary", path)
+    before = path.read_bytes()
+    with pytest.raises(ValueError):
+        write_frame(df.drop(columns=["summary"]), "fact_summary", path)
+    assert path.read_bytes() == before and os.listdir(path.parent) == ["P.parquet"]

@@ -1,0 +1,241 @@
+"""The offline model: every contract answered in a valid shape, from the prompt alone, deterministically.
+
+Prompts are built with the real contract builders, from small inline fixtures and from the
+shipped sample corpus, and every answer must pass that contract's strict parser.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from interviewsim_core.contracts import (
+    atomic_item,
+    content_similarity,
+    fact_summary,
+    factual_consistency,
+    generation,
+    mcq_answering,
+    mcq_generation,
+    personality,
+    premise,
+)
+from interviewsim_core.llm.offline import UnrecognisedPromptError, prompt_text, respond, responders
+from interviewsim_core.loader import load_corpus
+from interviewsim_core.sample_corpus import SAMPLE_CORPUS_DIR
+from interviewsim_core.split import split_personality
+from interviewsim_core.strategies import select_contexts
+
+
+@dataclass(frozen=True)
+class Pair:
+    question: str
+    response: str
+
+
+@dataclass(frozen=True)
+class Ctx:
+    profile_text: str | None
+    examples: tuple
+
+
+EXAMPLES = (
+    Pair("Where did you grow up?", "I grew up in Lyon, by the river."),
+    Pair("What was your first job?", "I sold paint in my uncle's shop for three years."),
+    Pair("Do you like crowds?", "No, I prefer a quiet evening at home."),
+)
+
+
+def _item(n: int = 3) -> mcq_generation.ShuffledItem:
+    raw = respond(mcq_generation.build_messages("What was the person's first job?", "Selling paint for three years", n))
+    return mcq_generation.shuffle_item(mcq_generation.parse(raw, "What was the person's first job?", "Selling paint for three years", n), "s")
+
+
+# --- every contract: the answer to a built prompt parses ------------------------------------------
+
+def test_every_contract_answer_parses() -> None:
+    cases = [
+        (generation.build_messages("P1", "Where did you grow up as a child?", Ctx(None, EXAMPLES)), generation.parse),
+        (generation.build_messages("P1", "Where were you born?", Ctx("Born in Lyon in 1931. A painter.", ())), generation.parse),
+        (generation.build_messages("P1", "Anything?", None), generation.parse),
+        (content_similarity.build_messages("I grew up in Lyon.", "I was raised in Lyon."), content_similarity.parse),
+        (fact_summary.build_messages("P1", [p.response for p in EXAMPLES]), fact_summary.parse),
+        (factual_consistency.build_messages("I grew up in Lyon.", "I grew up in Paris."), factual_consistency.parse),
+        (personality.build_messages("extraversion", [p.response for p in EXAMPLES]), personality.parse),
+        (atomic_item.build_messages(EXAMPLES[1].question, EXAMPLES[1].response), atomic_item.parse),
+        (mcq_answering.build_messages("P1", Ctx(None, EXAMPLES), [_item(3), _item(3)]),
+         lambda raw: mcq_answering.parse(raw, [("A", "B", "C")] * 2)),
+        (premise.build_pass1_messages("P1 said in 1972 that she sold paint in Lyon."), premise.parse_pass1),
+    ]
+    for messages, parse in cases:
+        parse(respond(messages))
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_mcq_generation_answer_parses(n: int) -> None:
+    q, a = "How long did the person sell paint?", "For three years"
+    r = mcq_generation.parse(respond(mcq_generation.build_messages(q, a, n)), q, a, n)
+    assert len(r.options) == n and r.options[0].text == a
+
+
+line = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=40).filter(
+    lambda s: s.strip() != ""
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(q=line, a=line, n=st.sampled_from([3, 4]))
+def test_property_mcq_generation_answer_always_parses(q: str, a: str, n: int) -> None:
+    mcq_generation.parse(respond(mcq_generation.build_messages(q, a, n)), q, a, n)
+
+
+@settings(max_examples=40, deadline=None)
+@given(question=line, response=st.text(min_size=1, max_size=120).filter(lambda s: s.strip() != ""))
+def test_property_atomic_item_answer_always_parses_and_feeds_mcq(question: str, response: str) -> None:
+    item = atomic_item.parse(respond(atomic_item.build_messages(question, response)))
+    mcq_generation.parse(respond(mcq_generation.build_messages(item.question, item.answer, 4)), item.question, item.answer, 4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(responses=st.lists(st.text(min_size=1, max_size=80).filter(lambda s: s.strip() != ""), min_size=1, max_size=5),
+       trait=st.sampled_from(personality.TRAITS))
+def test_property_collection_contracts_always_parse(responses: list[str], trait: str) -> None:
+    fact_summary.parse(respond(fact_summary.build_messages("P", responses)))
+    personality.parse(respond(personality.build_messages(trait, responses)))
+    content_similarity.parse(respond(content_similarity.build_messages(responses[0], responses[-1])))
+    factual_consistency.parse(respond(factual_consistency.build_messages(responses[0], responses[-1])))
+    generation.parse(respond(generation.build_messages("P", "Why?", Ctx(None, tuple(Pair("Why?", r) for r in responses)))))
+
+
+# --- the sample corpus: real prompts, every contract --------------------------------------------
+
+def test_sample_corpus_prompts_are_all_answered_validly() -> None:
+    doc = load_corpus(SAMPLE_CORPUS_DIR)[0]
+    split = split_personality(doc)
+    tests = split.test_pairs[:3]
+    questions = [(p.qa_id, p.question) for p in tests]
+    for method in ("simple", "wiki", "chrono-100"):
+        for p, ctx in zip(tests, select_contexts(split, method, questions)):
+            out = generation.parse(respond(generation.build_messages(doc.personality_id, p.question, ctx)))
+            cs = content_similarity.parse(respond(content_similarity.build_messages(p.response, out.response)))
+            assert 1 <= cs.score <= 5
+    responses = [p.response for p in split.test_pairs]
+    summary = fact_summary.parse(respond(fact_summary.build_messages(doc.personality_id, responses)))
+    for p in tests:
+        factual_consistency.parse(respond(factual_consistency.build_messages(summary.summary, p.response)))
+    levels = {t: personality.parse(respond(personality.build_messages(t, responses))).rate for t in personality.TRAITS}
+    assert 0.0 <= personality.alignment(levels, levels) == 1.0
+    items = []
+    for i, p in enumerate(tests):
+        atom = atomic_item.parse(respond(atomic_item.build_messages(p.question, p.response)))
+        for n in (3, 4):
+            gen = mcq_generation.parse(respond(mcq_generation.build_messages(atom.question, atom.answer, n)), atom.question, atom.answer, n)
+            items.append(mcq_generation.shuffle_item(gen, f"0:{p.qa_id}#{n}"))
+    ctx = select_contexts(split, "chrono-100", questions[:1])[0]
+    answers = mcq_answering.parse(respond(mcq_answering.build_messages(doc.personality_id, ctx, items)),
+                                  mcq_answering.label_sets_of(items))
+    assert len(answers.answers) == len(items)
+
+
+# --- behaviour of the baseline ----------------------------------------------------------------
+
+def test_generation_picks_the_best_overlapping_example() -> None:
+    out = respond(generation.build_messages("P1", "And your first job, what was it?", Ctx(None, EXAMPLES)))
+    assert out == EXAMPLES[1].response
+
+
+def test_generation_uses_a_profile_sentence_then_a_fallback() -> None:
+    profile = "A painter from Lyon. Born in 1931 in a small village. Married twice."
+    out = respond(generation.build_messages("P1", "When were you born?", Ctx(profile, ())))
+    assert out == "Born in 1931 in a small village."
+    fallback = respond(generation.build_messages("P1", "When were you born?", None))
+    assert fallback and fallback not in profile
+
+
+@pytest.mark.parametrize(
+    "ref, cand, expected",
+    [
+        ("I grew up in Lyon by the river.", "I grew up in Lyon by the river.", 5),
+        ("I grew up in Lyon by the river.", "Bananas are yellow fruit.", 1),
+    ],
+)
+def test_content_similarity_bins_lexical_overlap(ref: str, cand: str, expected: int) -> None:
+    assert content_similarity.parse(respond(content_similarity.build_messages(ref, cand))).score == expected
+
+
+@pytest.mark.parametrize(
+    "summary, answer, label",
+    [
+        ("She grew up in Lyon. She sold paint for three years.", "I grew up in Lyon.", "Entailment"),
+        ("She grew up in Lyon. She sold paint for three years.", "I never sold paint.", "Contradiction"),
+        ("She grew up in Lyon.", "Horses run fast in summer.", "Neutral"),
+    ],
+)
+def test_factual_consistency_rules(summary: str, answer: str, label: str) -> None:
+    assert factual_consistency.parse(respond(factual_consistency.build_messages(summary, answer))).label == label
+
+
+def test_fact_summary_is_extractive_and_deduplicated() -> None:
+    r = fact_summary.parse(respond(fact_summary.build_messages("P", ["I paint. Every day.", "I paint. Still.", "Lyon is home."])))
+    assert r.summary == "I paint. Lyon is home."
+
+
+def test_personality_reads_the_lexicon() -> None:
+    social = ["I love people and parties with friends.", "Talking to a crowd gives me energy, it is fun."]
+    quiet = ["I stay home alone, in quiet.", "I am shy and private; solitude suits me."]
+    assert personality.parse(respond(personality.build_messages("extraversion", social))).rate == "High"
+    assert personality.parse(respond(personality.build_messages("extraversion", quiet))).rate == "Low"
+    assert personality.parse(respond(personality.build_messages("openness", ["Yes."]))).rate == "Neutral"
+
+
+def test_mcq_answering_follows_context_overlap() -> None:
+    item = mcq_generation.ShuffledItem(question="Where did you grow up?", labels=("A", "B", "C"),
+                                       texts=("Marseille harbour", "Lyon river", "Nowhere special"),
+                                       kinds=("near_miss", "correct", "opposite_negation"), correct_label="B")
+    assert respond(mcq_answering.build_messages("P", Ctx(None, EXAMPLES), [item])) == "Q1: B"
+    assert respond(mcq_answering.build_messages("P", None, [item])) == "Q1: A"
+
+
+# --- dispatch -----------------------------------------------------------------------------------
+
+def test_every_contract_module_has_a_responder() -> None:
+    names = {m.__name__.rsplit(".", 1)[-1] for m in responders()}
+    assert {"generation", "content_similarity", "fact_summary", "factual_consistency", "personality",
+            "atomic_item", "mcq_generation", "mcq_answering"} <= names
+
+
+def test_unknown_prompt_is_refused() -> None:
+    with pytest.raises(UnrecognisedPromptError):
+        respond([{"role": "user", "content": "Tell me a joke."}])
+
+
+def test_answers_are_deterministic_and_ignore_reask_turns() -> None:
+    msgs = content_similarity.build_messages("I grew up in Lyon.", "I was raised in Lyon.")
+    first = respond(msgs)
+    reask = msgs + [{"role": "assistant", "content": "<reference>\nbananas\n</reference>"},
+                    {"role": "user", "content": "Your reply broke the contract; answer again."}]
+    assert respond(reask) == first == respond(list(msgs))
+    assert prompt_text(reask) == prompt_text(msgs)
+
+
+def test_quoted_marker_in_content_does_not_hijack_dispatch() -> None:
+    msgs = content_similarity.build_messages(atomic_item.MARKER + " quoted", "plain words")
+    json.loads(respond(msgs))  # answered as CS (JSON), not as an atomic item
+
+
+def test_content_parts_shape_is_read() -> None:
+    msgs = content_similarity.build_messages("I grew up in Lyon.", "I grew up in Lyon.")
+    parts = [{"role": m["role"], "content": [{"type": "text", "text": m["content"]}]} for m in msgs]
+    assert respond(parts) == respond(msgs)
+
+
+def test_mcq_answering_reads_a_multi_paragraph_profile() -> None:
+    item = mcq_generation.ShuffledItem(question="Where did you grow up?", labels=("A", "B", "C"),
+                                       texts=("Marseille harbour", "Nowhere special", "Lyon river"),
+                                       kinds=("near_miss", "opposite_negation", "correct"), correct_label="C")
+    ctx = Ctx("A painter.\n\nShe grew up by the Lyon river.", ())
+    assert respond(mcq_answering.build_messages("P", ctx, [item])) == "Q1: C"
