@@ -66,8 +66,10 @@ def run_premise(file: Path, judge: str, api_base: str | None, out: Path, gateway
         from interviewsim_core.llm.cache import SqliteCache
         from interviewsim_core.llm.gateway import Gateway
 
-        gateway = Gateway(cache=SqliteCache(out / CACHE_NAME))
-    df = judge_conclusions(conclusions, model, gateway)
+        with Gateway(cache=SqliteCache(out / CACHE_NAME)) as own:
+            df = judge_conclusions(conclusions, model, own)
+    else:
+        df = judge_conclusions(conclusions, model, gateway)
     clusters = label_cluster_table(df)
     verdicts_path = write_frame(df, "premise_verdicts", out / VERDICTS_NAME)
     clusters_path = out / CLUSTERS_NAME

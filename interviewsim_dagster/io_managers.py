@@ -3,7 +3,7 @@
 Layout under ``data_root`` is core's (``interviewsim_core.pipeline.storage``), so a Dagster run and
 ``direct.run_evaluation`` write interchangeable files that users query with DuckDB/pandas:
 
-- ``<root>/<asset>/all.parquet`` for unpartitioned assets (the leaderboard),
+- ``<root>/<asset>.parquet`` for unpartitioned assets (the leaderboard),
 - ``<root>/<asset>/<personality_id>.parquet`` for per-personality assets,
 - ``<root>/<asset>/<personality_id>/<method>.parquet`` for personality x method assets.
 

@@ -37,7 +37,6 @@ from typing import Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import ContractParseError
 from ._base import Message
 from ._json import fail, load_object, require_choice, require_keys, require_text
 

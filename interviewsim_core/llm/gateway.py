@@ -228,12 +228,12 @@ class Gateway:
                         self._ledger.add(retries=1)
                     self._ledger.add(calls_made=1)
                     async with semaphore:
+                        # Each transport enforces model.timeout_s on the request itself; no outer
+                        # wait_for, which would also count time the loop spent on other calls' CPU work.
                         if direct:
-                            coro = call_direct(model, messages)
+                            completion = await call_direct(model, messages)
                         else:
-                            coro = call_litellm(model, messages, metadata=self._metadata(model, calls - 1))
-                        # A hard ceiling in case a provider ignores its own timeout.
-                        completion = await asyncio.wait_for(coro, timeout=model.timeout_s * 1.5 + 1.0)
+                            completion = await call_litellm(model, messages, metadata=self._metadata(model, calls - 1))
         except Exception as exc:  # noqa: BLE001 - classified below; anything uncaught fails the item only
             decision = should_retry(exc)
             status = getattr(exc, "status_code", None)

@@ -65,7 +65,10 @@ def litellm_module() -> Any:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             os.environ.setdefault("LITELLM_LOG", "ERROR")
             import logging  # noqa: PLC0415
+            import warnings  # noqa: PLC0415
 
+            # litellm's own TypedDicts trip a pydantic notice on first use; it is noise to our users.
+            warnings.filterwarnings("ignore", message=".*is using the `ReadOnly` qualifier", category=UserWarning)
             import litellm  # noqa: PLC0415
 
             litellm.suppress_debug_info = True

@@ -74,7 +74,7 @@ class EvalConfig(BaseModel):
     embedding_model: str = OFFLINE_EMBEDDING
     """``offline/hashing`` (numpy, no download) or a litellm embedding model string for retrieval."""
     embedding_api_base: str | None = None
-    """Base URL of the embedding server, when it is not the provider's default."""
+    """Base URL of the embedding server; ``None`` falls back to ``api_base`` (one local server for everything)."""
     seed: int = 0
     """Seeds random selection and MCQ shuffles; part of what makes a run reproducible."""
     mcq_options: tuple[int, ...] = (3, 4)

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Sequence
 
-import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 

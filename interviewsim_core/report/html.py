@@ -116,6 +116,14 @@ def pivot_view(df: pd.DataFrame, index: list[tuple[str, str]], column: str, valu
     return TableView([[(h, 1) for _, h in index] + [(c, 1) for c in cols]], rows, caption, name=name)
 
 
+def _difference(key: str, diff: float) -> str:
+    """A paired difference in the metric's display unit: percentage points for % metrics."""
+    if is_missing(diff):
+        return "–"
+    m = {x.key: x for x in JUDGED_METRICS + MCQ_METRICS}[key]
+    return f"{diff * 100:+.2f} pts" if m.percent else f"{diff:+.3f}"
+
+
 def _metric_name(key: str) -> str:
     names = {m.key: m.short for m in JUDGED_METRICS + MCQ_METRICS}
     return names.get(key, key)
@@ -168,11 +176,12 @@ def _section_views(data: ReportData) -> dict[str, dict]:
             "invalid_outputs", "Judged and invalid outputs (invalid ones are left out of the means)."))
         views["leaderboard"]["tables"][-1].collapsed = True
     if s["paired_tests"].status == "ok":
-        pt = s["paired_tests"].tables["paired_tests"].assign(
-            judge=lambda d: d["judge"].fillna("(MCQ, any)"), metric=lambda d: d["metric"].map(_metric_name))
+        pt = s["paired_tests"].tables["paired_tests"]
+        pt = pt.assign(judge=pt["judge"].fillna("(MCQ, any)"), metric=pt["metric"].map(_metric_name),
+                       shown=[_difference(k, v) for k, v in zip(pt["metric"], pt["mean_difference"])])
         add("paired_tests", table_view(pt, [
             ("method_a", "a", "text"), ("method_b", "b", "text"), ("judge", "Judge", "text"),
-            ("metric", "Metric", "text"), ("mean_difference", "mean a - b", "signed"), ("p_value", "p", "p"),
+            ("metric", "Metric", "text"), ("shown", "mean a - b", "text"), ("p_value", "p", "p"),
             ("n", "pairs", "int"), ("better", "favours", "text")], "paired_tests",
             bold=lambda r: not is_missing(r["p_value"]) and r["p_value"] < 0.05))
     if s["judge_agreement"].status == "ok":

@@ -37,7 +37,7 @@ def fake_server(request: pytest.FixtureRequest) -> Iterator[FakeOpenAIServer]:
 
 def fake_model(server: FakeOpenAIServer, name: str = "fake-model", **kw) -> ModelConfig:
     """An ``openai/`` model on the fake server with the planted key's env var name."""
-    defaults = dict(api_base=server.base_url, api_key_env=FAKE_KEY_ENV, timeout_s=5.0, max_retries=4,
+    defaults = dict(api_base=server.base_url, api_key_env=FAKE_KEY_ENV, timeout_s=30.0, max_retries=4,
                     max_total_wait_s=10.0)
     defaults.update(kw)
     return ModelConfig(model=f"openai/{name}", **defaults)

@@ -47,8 +47,8 @@ def test_every_item_ends_valid_or_invalid_and_rerun_makes_no_request(fake_server
     bad, fixed = by_text["always-bad one"], by_text["fix-on-reask one"]
     assert bad.status == "invalid" and len(bad.attempts) == 3 and bad.raw == "I think it is a four."
     assert all(a.parse_error for a in bad.attempts)
-    assert fixed.status == "ok" and fixed.value == 4 - 0 or fixed.status == "ok"
-    assert [a.parse_error is not None for a in fixed.attempts][-1] is False and len(fixed.attempts) >= 2
+    assert fixed.status == "ok" and len(fixed.attempts) >= 2 and fixed.attempts[0].raw == "score: 4"
+    assert fixed.attempts[-1].parse_error is None
     stats = gw.stats
     assert stats.invalid == sum(r.status == "invalid" for r in first) and stats.failed == 0
     assert stats.calls_made == fake_server.requests  # every request the server saw is accounted for
@@ -125,9 +125,9 @@ def test_total_wait_cap_fails_fast_with_the_error(fake_server, planted_key):
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-@pytest.mark.server(first_n_fault=1, first_n_kind="timeout", timeout_sleep_s=1.5, reply=scripted_reply)
+@pytest.mark.server(first_n_fault=1, first_n_kind="timeout", timeout_sleep_s=2.0, reply=scripted_reply)
 def test_timeouts_are_retried(fake_server, planted_key, transport):
-    model = fake_model(fake_server, timeout_s=0.4)
+    model = fake_model(fake_server, timeout_s=0.5)
     (res,) = Gateway(transport=transport).run(model, [toy_request("slow one")])
     assert res.status == "ok" and res.calls_made == 2
 

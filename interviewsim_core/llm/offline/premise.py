@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import re
 
-from ...contracts import premise as contract
 from ._text import content_tokens, tokens
 
 PASS1_HEAD = "You are evaluating whether a stored conclusion can function as a PREMISE"

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import warnings
+
 import dagster as dg
+from dagster._utils.warnings import BetaWarning
 
 PERSONALITY = "personality"
 METHOD = "method"
@@ -43,5 +46,7 @@ def pxm_key(personality_id: str, method: str) -> dg.MultiPartitionKey:
     return dg.MultiPartitionKey({PERSONALITY: personality_id, METHOD: method})
 
 
-to_personality = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name=PERSONALITY)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", BetaWarning)  # a deliberate, documented use of a beta mapping
+    to_personality = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name=PERSONALITY)
 """P x M asset reading a P asset: each (personality, method) reads its personality's partition."""

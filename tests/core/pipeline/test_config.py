@@ -98,3 +98,8 @@ def test_judge_identity_tracks_output_affecting_settings_only(monkeypatch):
     assert judge_identity(j) != base
     assert judge_identity(j, ("personality",)) == judge_identity(j.model_copy(), ("personality",))
     assert config_mod.JUDGE_CONTRACTS == ("content_similarity", "factual_consistency", "personality")
+
+
+def test_json_round_trip_for_the_launchpad():
+    cfg = EvalConfig.load(None, {}, {"judges": "x/a,x/b", "seed": 4, "api_base": "http://127.0.0.1:5/v1"})
+    assert EvalConfig.model_validate_json(cfg.model_dump_json()) == cfg

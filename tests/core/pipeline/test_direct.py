@@ -108,3 +108,13 @@ def test_real_gateway_offline_model_and_cache(tmp_path):
     assert gw2.stats.calls_made == 0
     assert t2["generations"]["cache_hit"].all()
     pd.testing.assert_frame_equal(t["method_scores"].drop(columns=[]), t2["method_scores"], check_dtype=False)
+
+
+def test_embedder_choice_follows_config():
+    from interviewsim_core.llm.embeddings import HashingEmbedder
+    from interviewsim_core.pipeline.direct import make_embedder
+
+    assert isinstance(make_embedder(EvalConfig()), HashingEmbedder)
+    remote = make_embedder(EvalConfig(embedding_model="openai/text-embedding-3-small",
+                                      api_base="http://127.0.0.1:9/v1"))
+    assert not isinstance(remote, HashingEmbedder) and "text-embedding-3-small" in remote.name

@@ -1,27 +1,13 @@
-"""Scripted gateway and fixtures for the premise tests.
+"""Shared fixtures for the premise tests: valid pass-1/pass-2 objects and a tiny split.
 
-``ScriptedPremiseGateway.run_many`` behaves like the gateway's contract: each request's own parser
-decides validity, an output that breaks it is re-asked up to ``model.max_reasks`` times, then the
-call is ``invalid`` with the raw text kept; a script may return ``FAIL`` for a transport failure.
-It records every request so tests can inspect the exact prompts sent.
+Scripted model runs use the real ``Gateway`` against ``llm.testing.FakeOpenAIServer`` (see
+``test_premise_pipeline.py``), so no stand-in gateway is needed here.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
-from typing import Callable, Sequence
-
-from interviewsim_core.contracts import premise as c
-from interviewsim_core.errors import ContractParseError
-from interviewsim_core.llm.types import Attempt, CallRequest, CallResult, ModelConfig
 from interviewsim_core.schema import Interview, PersonalityText, PreparedInput, QAPair
 from interviewsim_core.split import split_personality
-
-FAIL = object()
-
-Script = Callable[[CallRequest, int], object]
-"""(request, attempt index) -> raw text, or FAIL."""
 
 
 def pass1_obj(**over) -> dict:
@@ -43,50 +29,6 @@ def pass2_obj(**over) -> dict:
     }
     d.update(over)
     return d
-
-
-def statement_of(req: CallRequest) -> str:
-    text = req.messages[0]["content"]
-    marker = "Statement to evaluate: " if req.contract == c.PASS1_NAME else "Conclusion under evaluation: "
-    rest = text.rpartition(marker)[2]
-    return rest.partition("\n\nBlind reconstruction")[0].strip()
-
-
-def clean_script(req: CallRequest, attempt: int) -> str:
-    return json.dumps(pass1_obj() if req.contract == c.PASS1_NAME else pass2_obj())
-
-
-@dataclass
-class ScriptedPremiseGateway:
-    script: Script = clean_script
-    calls: list[tuple[ModelConfig, CallRequest, int]] = field(default_factory=list)
-    batches: list[int] = field(default_factory=list)
-
-    def run_many(self, calls: Sequence[tuple[ModelConfig, CallRequest]]) -> list[CallResult]:
-        self.batches.append(len(calls))
-        return [self._one(m, r) for m, r in calls]
-
-    def requests(self, contract: str) -> list[CallRequest]:
-        return [r for _, r, a in self.calls if r.contract == contract and a == 0]
-
-    def _one(self, model: ModelConfig, req: CallRequest) -> CallResult:
-        attempts: list[Attempt] = []
-        for i in range(model.max_reasks + 1):
-            self.calls.append((model, req, i))
-            raw = self.script(req, i)
-            if raw is FAIL:
-                return CallResult(status="failed", error="connection refused", attempts=(Attempt(error="refused"),),
-                                  model=model.model)
-            try:
-                value = req.parser(raw)
-            except ContractParseError as exc:
-                attempts.append(Attempt(raw=raw, parse_error=exc.reason))
-                continue
-            attempts.append(Attempt(raw=raw))
-            return CallResult(status="ok", value=value, raw=raw, attempts=tuple(attempts), model=model.model,
-                              calls_made=len(attempts), prompt_tokens=7, completion_tokens=3, cost_usd=0.0)
-        return CallResult(status="invalid", raw=attempts[-1].raw, parse_error=attempts[-1].parse_error,
-                          attempts=tuple(attempts), model=model.model, calls_made=len(attempts))
 
 
 def tiny_split(pid: str = "P1"):

@@ -1,0 +1,64 @@
+"""Helpers shared by the Dagster tests: a tiny synthetic corpus, configs and a whole-graph run.
+
+The corpus is written by the test (two fictional people, five short interviews each) so a whole
+graph run with the offline model takes seconds, not minutes; the shipped sample is for the demo.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from interviewsim_dagster import launch  # noqa: E402
+from interviewsim_dagster.definitions import load_config  # noqa: E402
+
+PEOPLE = ("TINY_ALDER", "TINY_BRISK")
+METHODS = "simple,chrono-100,memory-10"
+TOPICS = ("the harbour ferry", "winter swimming", "the bakery on Quay Street", "rowing races", "lighthouse repairs")
+
+
+def person_document(pid: str, n_interviews: int = 5, pairs: int = 3) -> dict:
+    """A valid prepared_input.json: facts stated early and revisited later, so methods can differ."""
+    interviews = []
+    for i in range(n_interviews):
+        qa = []
+        for j in range(pairs):
+            topic = TOPICS[(i + j) % len(TOPICS)]
+            qa.append({
+                "qa_id": f"{pid}_Q{i}_{j}",
+                "question": f"What do you think about {topic} these days, interview {i}?",
+                "response": f"I have always cared about {topic}. In year {2000 + i} I changed my mind about it "
+                            f"because my neighbour {pid.title()} told me a story about {topic} and the tides.",
+                "tags": ["Motivations and Values"] if j % 2 == 0 else [],
+            })
+        interviews.append({"interview_id": f"{pid}_I{i}", "sequence": i + 1, "qa_pairs": qa})
+    return {
+        "schema_version": "1.0",
+        "personality_id": pid,
+        "personality": {"profile": f"{pid} is a fictional harbour pilot.",
+                        "long_profile": f"{pid} is a fictional harbour pilot who swims in winter and rows."},
+        "interviews": interviews,
+    }
+
+
+def write_person(corpus: Path, pid: str, doc: dict | None = None) -> Path:
+    d = corpus / pid
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / "prepared_input.json"
+    path.write_text(json.dumps(doc if doc is not None else person_document(pid)), encoding="utf-8")
+    return path
+
+
+def make_config(corpus: Path, data_root: Path, **overrides):
+    base = {"corpus": str(corpus), "data_root": str(data_root), "methods": METHODS}
+    base.update(overrides)
+    return load_config(env={}, overrides=base)
+
+
+def run_everything(defs, instance, cfg, **kw) -> list[launch.RunOutcome]:
+    launch.register_personalities(instance, str(cfg.corpus))
+    specs = launch.plan_runs(defs, instance, cfg.methods, **kw)
+    return launch.execute(defs, instance, specs, progress=lambda _m: None)
