@@ -15,6 +15,7 @@ class ReportPage(HTMLParser):
         self.images: list[str] = []
         self.cells: dict[tuple[str, str], tuple[str, str | None]] = {}
         self.links: list[str] = []
+        self.classes: dict[tuple[str, str], str] = {}
         self._table = ""
         self._cell: dict | None = None
         self._text: list[str] = []
@@ -41,7 +42,9 @@ class ReportPage(HTMLParser):
         if tag == "span":
             self._in_ci = False
         if tag == "td" and self._cell is not None:
-            self.cells[(self._table, self._cell["data-key"])] = ("".join(self._text).strip(), self._cell.get("data-v"))
+            key = (self._table, self._cell["data-key"])
+            self.cells[key] = ("".join(self._text).strip(), self._cell.get("data-v"))
+            self.classes[key] = self._cell.get("class") or ""
             self._cell = None
 
     def handle_data(self, data):

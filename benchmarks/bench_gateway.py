@@ -1,0 +1,142 @@
+"""Gateway throughput against a local OpenAI-compatible server at fixed latency L and concurrency C.
+
+Prints, side by side in one run (same machine load): calls/s through the Gateway (cache
+disabled, default transport), through the Gateway with every call forced through litellm,
+through bare ``litellm.acompletion`` (asyncio.gather under a semaphore of C) and through a raw
+``httpx.AsyncClient`` posting the same requests: the practical ceiling of this machine. Each row
+shows its ratio to the ideal C/L and the client's CPU time per call (``time.process_time`` of
+this process; the server runs in a separate process so its CPU is not counted).
+
+Target (issue 3): gateway >= 0.9 x raw httpx, and never below bare litellm.
+
+Run: ``python -m benchmarks.bench_gateway [--n 600 --c 32 --latency 0.2]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Awaitable, Callable
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+REPO = Path(__file__).resolve().parents[1]
+KEY_ENV = "BENCH_FAKE_KEY"
+
+
+def _messages(i: int) -> list[dict[str, str]]:
+    return [{"role": "system", "content": "You answer interview questions in one short paragraph."},
+            {"role": "user", "content": f"Question {i}: what did you think of the harvest that year?"}]
+
+
+def _start_server(latency: float) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "interviewsim_core.llm.testing", "--latency", str(latency)],
+                            cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline().split()
+    if len(line) != 2 or line[0] != "PORT":
+        proc.kill()
+        raise RuntimeError(f"fake server did not start: {line}")
+    return proc, f"http://127.0.0.1:{line[1]}/v1"
+
+
+async def _raw_httpx(base: str, n: int, c: int, offset: int) -> int:
+    import httpx
+
+    sem = asyncio.Semaphore(c)
+    ok = 0
+    async with httpx.AsyncClient(limits=httpx.Limits(max_connections=4 * c, max_keepalive_connections=4 * c)) as client:
+        async def one(i: int) -> None:
+            nonlocal ok
+            async with sem:
+                r = await client.post(f"{base}/chat/completions", headers={"Authorization": "Bearer bench"},
+                                      json={"model": "fake-model", "messages": _messages(i), "temperature": 0.0})
+                ok += bool(r.json()["choices"][0]["message"]["content"])
+
+        await asyncio.gather(*(one(offset + i) for i in range(n)))
+    return ok
+
+
+async def _bare_litellm(base: str, n: int, c: int, offset: int) -> int:
+    from interviewsim_core.llm.transport import litellm_module
+
+    litellm = litellm_module()
+    sem = asyncio.Semaphore(c)
+
+    async def one(i: int) -> int:
+        async with sem:
+            r = await litellm.acompletion(model="openai/fake-model", api_base=base, api_key="bench",
+                                          messages=_messages(i), temperature=0.0, max_retries=0)
+            return bool(r.choices[0].message.content)
+
+    return sum(await asyncio.gather(*(one(offset + i) for i in range(n))))
+
+
+def _gateway_runner(base: str, c: int, transport: str) -> Callable[[int, int], int]:
+    from interviewsim_core.llm.gateway import Gateway
+    from interviewsim_core.llm.types import CallRequest, ModelConfig
+
+    os.environ[KEY_ENV] = "bench"
+    gw = Gateway(cache=None, transport=transport)  # type: ignore[arg-type]
+    model = ModelConfig(model="openai/fake-model", api_base=base, api_key_env=KEY_ENV, max_concurrency=c)
+
+    def run(n: int, offset: int) -> int:
+        reqs = [CallRequest(messages=tuple(_messages(offset + i)), contract="bench", contract_version="1")
+                for i in range(n)]
+        return sum(r.status == "ok" for r in gw.run(model, reqs))
+
+    return run
+
+
+def _measure(name: str, fn: Callable[[], int], n: int, c: int, latency: float) -> dict[str, float]:
+    t0, c0 = time.perf_counter(), time.process_time()
+    ok = fn()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    rate = n / wall
+    row = {"name": name, "calls_s": rate, "ratio_ideal": rate / (c / latency), "cpu_ms": 1000 * cpu / n, "ok": ok}
+    print(f"  {name:<28} {rate:8.1f} calls/s   {row['ratio_ideal']:5.2f} of C/L   "
+          f"{row['cpu_ms']:6.2f} ms CPU/call   ok {ok}/{n}", flush=True)
+    return row
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    p = argparse.ArgumentParser(description="Gateway throughput benchmark")
+    p.add_argument("--n", type=int, default=600, help="calls per path")
+    p.add_argument("--c", type=int, default=32, help="concurrency")
+    p.add_argument("--latency", type=float, default=0.2, help="server latency in seconds")
+    a = p.parse_args(argv if argv is not None else [])
+    n, c, lat = a.n, a.c, a.latency
+    proc, base = _start_server(lat)
+    try:
+        print(f"fake server {base} (separate process), L={lat * 1000:.0f} ms, C={c}, N={n}; ideal C/L = {c / lat:.0f} calls/s")
+        gateway = _gateway_runner(base, c, "auto")
+        gateway_litellm = _gateway_runner(base, c, "litellm")
+        # Warm-up outside the timings: imports, litellm's lazy set-up, connection pools.
+        asyncio.run(_bare_litellm(base, 2 * c, c, 10_000_000))
+        asyncio.run(_raw_httpx(base, c, c, 20_000_000))
+        gateway(2 * c, 30_000_000)
+        gateway_litellm(2 * c, 40_000_000)
+        rows = {
+            "httpx": _measure("raw httpx.AsyncClient", lambda: asyncio.run(_raw_httpx(base, n, c, 0)), n, c, lat),
+            "gateway": _measure("Gateway (default transport)", lambda: gateway(n, 100_000), n, c, lat),
+            "litellm": _measure("bare litellm.acompletion", lambda: asyncio.run(_bare_litellm(base, n, c, 200_000)),
+                                n, c, lat),
+            "gateway_litellm": _measure("Gateway (transport=litellm)", lambda: gateway_litellm(n, 300_000), n, c, lat),
+        }
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=10)
+    g, h, b, gl = (rows[k]["calls_s"] for k in ("gateway", "httpx", "litellm", "gateway_litellm"))
+    summary = {"gateway_over_httpx": g / h, "gateway_over_litellm": g / b, "gateway_litellm_over_litellm": gl / b}
+    print(f"  gateway / raw httpx          = {g / h:5.2f}   (target >= 0.90: {'met' if g / h >= 0.9 else 'NOT met'})")
+    print(f"  gateway / bare litellm       = {g / b:5.2f}   (target >= 1.00: {'met' if g >= b else 'NOT met'})")
+    print(f"  gateway(litellm) / litellm   = {gl / b:5.2f}   (overhead of the gateway on the litellm path)")
+    return summary
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
