@@ -140,7 +140,7 @@ def mcq_distribution_plot(dist: pd.DataFrame) -> str | None:
         ax.set_title(f"{n_opt}-option predictions by option kind", fontsize=9)
         ax.tick_params(labelsize=8)
         _style(ax)
-        ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
+        ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False)
     fig.tight_layout()
     return png_data_uri(fig)
 

@@ -1,0 +1,71 @@
+"""Personality partitions: registered by the sensor (with cursor) and by `interviewsim register`; invalid files reported."""
+
+from __future__ import annotations
+
+import json
+
+import dagster as dg
+from dg_helpers import PEOPLE, person_document, write_person
+from typer.testing import CliRunner
+
+from interviewsim_dagster.defs.corpus.sensors import personality_registration
+from interviewsim_dagster.registration import parse_cursor
+from interviewsim_dagster.resources import CorpusResource
+
+
+def _broken(corpus):
+    doc = person_document("TINY_BROKEN")
+    doc["interviews"][0]["sequence"] = -1  # breaks INPUT_SCHEMA: sequence must be >= 0
+    doc["surprise"] = True                 # and an unknown field
+    return write_person(corpus, "TINY_BROKEN", doc)
+
+
+def _tick(instance, corpus, cursor=None) -> dg.SensorResult:
+    ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"corpus": CorpusResource(path=str(corpus))})
+    return personality_registration(ctx)
+
+
+def test_sensor_registers_valid_files_and_reports_invalid_ones(tiny_corpus):
+    broken = _broken(tiny_corpus)
+    with dg.instance_for_test() as instance:
+        result = _tick(instance, tiny_corpus)
+        (request,) = result.dynamic_partitions_requests
+        assert request.partitions_def_name == "personality"
+        assert sorted(request.partition_keys) == sorted(PEOPLE)
+        assert result.skip_reason is None
+        instance.add_dynamic_partitions("personality", list(request.partition_keys))
+
+        # Next tick, nothing new: the skip reason names the invalid file and its rule.
+        again = _tick(instance, tiny_corpus, result.cursor)
+        assert not again.dynamic_partitions_requests
+        assert str(broken) in again.skip_reason.skip_message
+        assert "TINY_BROKEN" not in instance.get_dynamic_partitions("personality")
+
+        # A new valid file becomes a partition; unchanged files are not re-validated (cursor reused).
+        state_before = parse_cursor(again.cursor)
+        write_person(tiny_corpus, "TINY_CAMPION")
+        third = _tick(instance, tiny_corpus, again.cursor)
+        assert list(third.dynamic_partitions_requests[0].partition_keys) == ["TINY_CAMPION"]
+        state_after = parse_cursor(third.cursor)
+        for path, state in state_before.items():
+            assert state_after[path] == state
+        instance.add_dynamic_partitions("personality", ["TINY_CAMPION"])
+
+        # Fixing the broken file registers it on the next tick.
+        broken.write_text(json.dumps(person_document("TINY_BROKEN")), encoding="utf-8")
+        fourth = _tick(instance, tiny_corpus, third.cursor)
+        assert list(fourth.dynamic_partitions_requests[0].partition_keys) == ["TINY_BROKEN"]
+
+
+def test_register_command_adds_partitions_and_reports_invalid_files(tiny_corpus, tmp_path, monkeypatch):
+    from interviewsim_cli import app
+
+    _broken(tiny_corpus)
+    home = tmp_path / "dagster_home"
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    result = CliRunner().invoke(app, ["register", "--corpus", str(tiny_corpus)])
+    assert result.exit_code == 1, result.output
+    assert "TINY_BROKEN" in result.output and "not registered" in result.output
+    assert (home / "dagster.yaml").is_file()  # the CLI set the instance up from the repo's dagster.yaml
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert sorted(instance.get_dynamic_partitions("personality")) == sorted(PEOPLE)
