@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Awaitable, Callable
+from typing import Callable
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -51,15 +51,21 @@ class _Direct:
     """Raw httpx and bare litellm on one long-lived loop, with a warm client, like the gateway has."""
 
     def __init__(self, base: str, c: int):
-        import httpx
+        from interviewsim_core.llm.transport import shared_runner
 
         self.base, self.c = base, c
-        self.loop = asyncio.new_event_loop()
-        self.client = httpx.AsyncClient(limits=httpx.Limits(max_connections=4 * c, max_keepalive_connections=4 * c))
+        # The same process-wide loop the gateway uses: litellm's global logging worker must
+        # not be driven from two loops, and all paths then share one scheduler.
+        self.runner = shared_runner()
+        self.client = self.runner.run(self._make_client())
+
+    async def _make_client(self):
+        import httpx
+
+        return httpx.AsyncClient(limits=httpx.Limits(max_connections=4 * self.c, max_keepalive_connections=4 * self.c))
 
     def close(self) -> None:
-        self.loop.run_until_complete(self.client.aclose())
-        self.loop.close()
+        self.runner.run(self.client.aclose())
 
     def httpx(self, n: int, offset: int) -> int:
         async def one(i: int, sem: asyncio.Semaphore) -> int:
@@ -72,7 +78,7 @@ class _Direct:
             sem = asyncio.Semaphore(self.c)
             return sum(await asyncio.gather(*(one(offset + i, sem) for i in range(n))))
 
-        return self.loop.run_until_complete(all_())
+        return self.runner.run(all_())
 
     def litellm(self, n: int, offset: int) -> int:
         from interviewsim_core.llm.transport import litellm_module
@@ -89,7 +95,7 @@ class _Direct:
             sem = asyncio.Semaphore(self.c)
             return sum(await asyncio.gather(*(one(offset + i, sem) for i in range(n))))
 
-        return self.loop.run_until_complete(all_())
+        return self.runner.run(all_())
 
 
 def _gateway_runner(base: str, c: int, transport: str) -> Callable[[int, int], int]:

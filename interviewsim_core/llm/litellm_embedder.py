@@ -17,12 +17,9 @@ import numpy as np
 from ..errors import GatewayError
 from .cache import Cache, NullCache, embedding_key
 from .retry import retrying
-from .transport import LoopRunner, litellm_module
+from .transport import litellm_module, shared_runner
 
 __all__ = ["LiteLLMEmbedder"]
-
-_runner = LoopRunner()
-
 
 class LiteLLMEmbedder:
     """Texts in, L2-normalised float32 rows out, via litellm; cached per text.
@@ -74,7 +71,7 @@ class LiteLLMEmbedder:
         missing = [(k, t) for k, t in unique.items() if k not in found]
         for start in range(0, len(missing), self.batch_size):
             batch = missing[start:start + self.batch_size]
-            vectors = _runner.run(self._aembed([t for _, t in batch]))
+            vectors = shared_runner().run(self._aembed([t for _, t in batch]))
             fresh = {k: v for (k, _), v in zip(batch, vectors)}
             self.cache.put_vectors(self.model, fresh)
             found.update(fresh)

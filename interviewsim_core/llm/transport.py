@@ -26,7 +26,7 @@ from .retry import ProviderHTTPError, retry_after_of
 from .types import ModelConfig
 
 __all__ = ["Completion", "litellm_module", "cost_of", "direct_eligible", "call_litellm", "call_direct",
-           "LoopRunner", "loop_state"]
+           "LoopRunner", "loop_state", "shared_runner"]
 
 T = TypeVar("T")
 
@@ -270,3 +270,16 @@ class LoopRunner:
         loop.call_soon_threadsafe(loop.stop)
         if thread is not None:
             thread.join(10)
+
+
+_shared = LoopRunner()
+
+
+def shared_runner() -> LoopRunner:
+    """The process-wide loop every Gateway and LiteLLMEmbedder runs on.
+
+    One loop per process means one HTTP connection pool, one concurrency bound per model
+    endpoint across all gateways of the process (Dagster may build several), and one home for
+    litellm's global logging worker, which misbehaves when driven from several loops.
+    """
+    return _shared

@@ -13,11 +13,9 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from interviewsim_core.llm.testing import FakeOpenAIServer, FakeServerConfig  # noqa: E402
-from interviewsim_core.llm.types import ModelConfig  # noqa: E402
+from gateway_support import FAKE_KEY, FAKE_KEY_ENV  # noqa: E402
 
-FAKE_KEY_ENV = "INTERVIEWSIM_TEST_FAKE_KEY"
-FAKE_KEY = "sk-fake-PLANTED-4f9c2e71b8a0d3"
+from interviewsim_core.llm.testing import FakeOpenAIServer, FakeServerConfig  # noqa: E402
 
 
 @pytest.fixture
@@ -33,14 +31,6 @@ def fake_server(request: pytest.FixtureRequest) -> Iterator[FakeOpenAIServer]:
     cfg = FakeServerConfig(**(marker.kwargs if marker else {}))
     with FakeOpenAIServer(cfg) as srv:
         yield srv
-
-
-def fake_model(server: FakeOpenAIServer, name: str = "fake-model", **kw) -> ModelConfig:
-    """An ``openai/`` model on the fake server with the planted key's env var name."""
-    defaults = dict(api_base=server.base_url, api_key_env=FAKE_KEY_ENV, timeout_s=30.0, max_retries=4,
-                    max_total_wait_s=10.0)
-    defaults.update(kw)
-    return ModelConfig(model=f"openai/{name}", **defaults)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from conftest import FAKE_KEY_ENV
+from gateway_support import FAKE_KEY_ENV
 
 from interviewsim_core.llm.cache import SqliteCache
 from interviewsim_core.llm.litellm_embedder import LiteLLMEmbedder

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from conftest import fake_model
+from gateway_support import fake_model
 from scripted_model import scripted_reply, toy_request
 
 from interviewsim_core.llm.cache import SqliteCache
@@ -185,3 +185,22 @@ def test_run_from_threads_like_dagster_asset_bodies(fake_server, planted_key):
     gw.reset_stats()
     assert gw.stats.calls_made == 0
     gw.close()
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.server(reply=scripted_reply)
+def test_tokens_and_cost_are_counted_offline(fake_server, planted_key, transport):
+    from interviewsim_core.llm.transport import cost_of
+
+    assert cost_of("openai/gpt-4o-mini", 1000, 1000) > 0  # from litellm's local price table
+    assert cost_of("openai/no-such-model-anywhere", 1000, 1000) == 0.0
+    priced = fake_model(fake_server, "gpt-4o-mini")
+    gw = Gateway(transport=transport)
+    out = gw.run(priced, [toy_request(f"priced question {i}") for i in range(4)])
+    assert all(r.status == "ok" and r.prompt_tokens > 0 and r.cost_usd > 0 for r in out)
+    stats = gw.stats
+    assert stats.prompt_tokens == sum(r.prompt_tokens for r in out)
+    assert stats.completion_tokens == sum(r.completion_tokens for r in out)
+    assert stats.cost_usd == pytest.approx(sum(r.cost_usd for r in out))
+    expected = sum(cost_of("openai/gpt-4o-mini", r.prompt_tokens, r.completion_tokens) for r in out)
+    assert stats.cost_usd == pytest.approx(expected, rel=1e-6)

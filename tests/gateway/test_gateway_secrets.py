@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from conftest import FAKE_KEY, fake_model
+from gateway_support import FAKE_KEY, fake_model
 from scripted_model import scripted_reply, toy_request
 
 from interviewsim_core.llm.cache import SqliteCache

@@ -1,0 +1,58 @@
+"""Asset checks fail when they should: a held-out leak, a missing generation, too many invalid outputs."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+from dg_helpers import make_config
+
+from interviewsim_core.llm.faults import FaultSpec
+from interviewsim_core.pipeline import generation
+from interviewsim_dagster import launch, resources
+from interviewsim_dagster.definitions import build_definitions
+
+
+def _run(cfg, selection: str):
+    defs = build_definitions(cfg)
+    instance = dg.DagsterInstance.ephemeral()
+    launch.register_personalities(instance, str(cfg.corpus))
+    specs = launch.plan_runs(defs, instance, cfg.methods, personalities=["TINY_ALDER"], selection=selection)
+    return launch.execute(defs, instance, specs, progress=lambda _m: None)
+
+
+@pytest.fixture
+def cfg(tiny_corpus, tmp_path):
+    return make_config(tiny_corpus, tmp_path / "data", methods="simple")
+
+
+def test_leak_check_fails_when_a_prompt_holds_heldout_text(cfg, monkeypatch):
+    real = generation.plan_generations
+
+    def leaky(split, *args, **kw):
+        planned = real(split, *args, **kw)
+        leaked = split.test_pairs[0].response  # a bug that pastes a held-out answer into the context
+        req = planned[0].request
+        messages = (*req.messages[:-1], {**req.messages[-1], "content": leaked + "\n" + req.messages[-1]["content"]})
+        return [planned[0]._replace(request=req.model_copy(update={"messages": messages})), *planned[1:]]
+
+    monkeypatch.setattr(generation, "plan_generations", leaky)
+    (outcome,) = _run(cfg, "generations")
+    assert "generations:no_heldout_text_in_generation_prompts" in outcome.checks_failed
+    assert "generations:one_generation_per_heldout_question" not in outcome.checks_failed
+
+
+def test_one_generation_per_question_check_fails_on_a_missing_row(cfg, monkeypatch):
+    real = generation.assemble_generations
+    monkeypatch.setattr(generation, "assemble_generations", lambda planned, results: real(planned, results).iloc[1:])
+    (outcome,) = _run(cfg, "generations")
+    assert outcome.checks_failed == ["generations:one_generation_per_heldout_question"]
+
+
+def test_invalid_rate_check_fails_when_outputs_break_their_contract(cfg, monkeypatch):
+    from interviewsim_core.llm.gateway import Gateway
+
+    monkeypatch.setattr(resources, "_gateway_for",
+                        lambda *_a: Gateway(cache=None, faults=FaultSpec(malformed_rate=1.0)))
+    (outcome,) = _run(cfg, "heldout_split,atomic_items")
+    assert outcome.success  # invalid outputs are rows, not a crash
+    assert outcome.checks_failed == ["atomic_items:invalid_output_rate_under_threshold"]

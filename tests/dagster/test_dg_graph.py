@@ -1,0 +1,122 @@
+"""The asset graph as a snapshot, the definitions validated by Dagster's CLI, and the UI served by `dagster dev`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from dg_helpers import make_config
+
+from interviewsim_core.llm.testing import free_port
+from interviewsim_dagster.definitions import AUTOMATION_SENSOR, build_definitions
+
+REPO = Path(__file__).resolve().parents[2]
+DAGSTER = Path(sys.executable).with_name("dagster")
+
+P, PXM, NONE = "personality", "method|personality", "-"
+EXPECTED = {
+    "heldout_split": ("corpus", P, []),
+    "fact_summary": ("references", P, ["heldout_split"]),
+    "atomic_items": ("references", P, ["heldout_split"]),
+    "mcq_items": ("references", P, ["atomic_items"]),
+    "reference_personality": ("references", P, ["heldout_split"]),
+    "premise_verdicts": ("premise", P, ["atomic_items", "fact_summary"]),
+    "generations": ("simulate", PXM, ["heldout_split"]),
+    "mcq_answers": ("simulate", PXM, ["mcq_items"]),
+    "content_similarity": ("evaluate", PXM, ["generations"]),
+    "factual_consistency": ("evaluate", PXM, ["fact_summary", "generations"]),
+    "generated_personality": ("evaluate", PXM, ["generations"]),
+    "method_scores": ("evaluate", PXM, ["content_similarity", "factual_consistency", "generated_personality",
+                                        "generations", "mcq_answers", "reference_personality"]),
+    "leaderboard": ("evaluate", NONE, ["method_scores"]),
+}
+
+
+def _partitioning(pdef) -> str:
+    if pdef is None:
+        return NONE
+    if isinstance(pdef, dg.MultiPartitionsDefinition):
+        return "|".join(d.name for d in pdef.partitions_defs)
+    return pdef.name
+
+
+def test_graph_snapshot(tiny_corpus, tmp_path):
+    cfg = make_config(tiny_corpus, tmp_path / "data")
+    defs = build_definitions(cfg)
+    graph = defs.resolve_asset_graph()
+    actual = {
+        k.to_user_string(): (graph.get(k).group_name, _partitioning(graph.get(k).partitions_def),
+                             sorted(p.to_user_string() for p in graph.get(k).parent_keys))
+        for k in graph.get_all_asset_keys()
+    }
+    assert actual == EXPECTED
+    pxm = graph.get(dg.AssetKey("generations")).partitions_def
+    assert pxm.get_partitions_def_for_dimension("method").get_partition_keys() == list(cfg.methods)
+    # Every partitioned asset backfills in one run; every model-calling asset names a provider pool.
+    for key in graph.get_all_asset_keys():
+        node = graph.get(key)
+        if node.partitions_def is not None:
+            assert node.backfill_policy == dg.BackfillPolicy.single_run(), key
+    assert graph.get(dg.AssetKey("content_similarity")).pools == {"llm_offline"}
+    checks = sorted(f"{k.asset_key.to_user_string()}:{k.name}" for k in graph.asset_check_keys)
+    assert "generations:no_heldout_text_in_generation_prompts" in checks
+    assert len(checks) == 12
+    sensors = {s.name: s for s in defs.sensors}
+    assert sensors[AUTOMATION_SENSOR].default_status == dg.DefaultSensorStatus.RUNNING
+    assert sensors["personality_registration"].default_status == dg.DefaultSensorStatus.RUNNING
+
+
+def _env(tmp_path: Path, corpus: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWSIM_")}
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text((REPO / "dagster.yaml").read_text())
+    env.update(DAGSTER_HOME=str(home), INTERVIEWSIM_CORPUS=str(corpus), INTERVIEWSIM_DATA_ROOT=str(tmp_path / "data"),
+               INTERVIEWSIM_METHODS="simple,chrono-100", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    return env
+
+
+def test_dagster_definitions_validate_passes_on_the_workspace(tiny_corpus, tmp_path):
+    proc = subprocess.run([str(DAGSTER), "definitions", "validate", "-w", str(REPO / "workspace.yaml")],
+                          cwd=REPO, env=_env(tmp_path, tiny_corpus), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_dagster_dev_serves_the_asset_graph(tiny_corpus, tmp_path):
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(DAGSTER), "dev", "-w", str(REPO / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(port)],
+        cwd=REPO, env=_env(tmp_path, tiny_corpus), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        query = {"query": "{ assetNodes { assetKey { path } } }"}
+        deadline = time.monotonic() + 240
+        names: set[str] = set()
+        while time.monotonic() < deadline and not names:
+            assert proc.poll() is None, "dagster dev exited early"
+            try:
+                req = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=json.dumps(query).encode(),
+                                             headers={"Content-Type": "application/json"})
+                with urllib.request.urlopen(req, timeout=10) as resp:
+                    body = json.loads(resp.read())
+                names = {"/".join(n["assetKey"]["path"]) for n in (body.get("data") or {}).get("assetNodes") or []}
+            except OSError:
+                time.sleep(1.0)
+        assert names == set(EXPECTED)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
