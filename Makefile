@@ -4,6 +4,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+# Some machines set PYTHONDONTWRITEBYTECODE=1, which makes every process re-compile dagster and
+# litellm from source (tens of seconds per import). Byte-code is compiled at install and may be cached.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install demo test bench ui clean
 
@@ -11,6 +14,7 @@ $(STAMP): pyproject.toml
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
 	@test -x $(PY) || python3 -m uv venv --quiet --python python3.11 $(VENV)
 	python3 -m uv pip install --quiet --python $(PY) -e '.[test]'
+	$(PY) -m compileall -q -j 0 $(VENV)/lib/python3.11/site-packages interviewsim_core interviewsim_dagster interviewsim_cli > /dev/null
 	@touch $(STAMP)
 
 install: $(STAMP)

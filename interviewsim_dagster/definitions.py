@@ -50,6 +50,8 @@ def load_config(env: Mapping[str, str] | None = None, overrides: Mapping[str, ob
         "data_root": Path(cfg.data_root).expanduser().resolve(),
         "cache_path": cfg.effective_cache_path.expanduser().resolve(),
     }
+    if cfg.premise_conclusions is not None:
+        updates["premise_conclusions"] = Path(cfg.premise_conclusions).expanduser().resolve()
     return cfg.model_copy(update=updates)
 
 

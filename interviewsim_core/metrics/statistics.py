@@ -126,6 +126,11 @@ def paired_permutation_test(
     exact = n < 63 and 2**n <= n_resamples
     if np.all(xa == xb):
         return PairedTest(0.0, 1.0, n, exact)
+    if n == 1:
+        # Two sign patterns, d and -d (scipy refuses a single pair): exact p is 1 two-sided, 1/2 one-sided
+        # when d lies on the alternative's side. A one-personality run must still get its report.
+        toward = diff > 0 if alternative == "greater" else diff < 0
+        return PairedTest(diff, 1.0 if alternative == "two-sided" or not toward else 0.5, n, exact)
     from scipy import stats
 
     res = stats.permutation_test(

@@ -29,7 +29,7 @@ ENV_PREFIX = "INTERVIEWSIM_"
 JUDGE_CONTRACTS: tuple[str, ...] = ("content_similarity", "factual_consistency", "personality")
 
 _MODEL_FIELDS = ("generator", "builder", "premise_judge")
-_PATH_FIELDS = ("corpus", "data_root", "cache_path")
+_PATH_FIELDS = ("corpus", "data_root", "cache_path", "premise_conclusions")
 
 
 def _sample_corpus() -> Path:
@@ -89,6 +89,9 @@ class EvalConfig(BaseModel):
     """Asset checks fail when a table's share of invalid/failed model outputs exceeds this."""
     rescore_cron: str = "0 3 * * *"
     """When the automation re-materialises judgment assets whose judge changed."""
+    premise_conclusions: Path | None = None
+    """JSONL of your own conclusions (``{conclusion, peer_id, window, conclusion_id}`` per line) for the
+    ``user_premise_verdicts`` asset; ``None`` leaves that asset out of the graph rather than defining an empty one."""
 
     @field_validator("methods")
     @classmethod

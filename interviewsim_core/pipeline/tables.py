@@ -103,6 +103,10 @@ SCHEMAS: dict[str, pa.Schema] = {
     ], prefixes=("pass1_", "pass2_")),
 }
 
+# User-supplied conclusions (``EvalConfig.premise_conclusions``) are judged into the same rows, stored
+# as their own unpartitioned table so a team's bench never mixes with the framework's own artefacts.
+SCHEMAS["user_premise_verdicts"] = SCHEMAS["premise_verdicts"]
+
 # The metrics the leaderboard macro-averages, each with a bootstrap CI: owned by metrics.scores.
 LEADERBOARD_METRICS: tuple[str, ...] = MACRO_METRICS
 
@@ -126,6 +130,7 @@ KEY_COLUMNS: dict[str, tuple[str, ...]] = {
     "mcq_answers": ("personality_id", "method", "n_options", "item_id"),
     "method_scores": ("personality_id", "method", "judge"),
     "premise_verdicts": ("personality_id", "artifact_kind", "conclusion_id"),
+    "user_premise_verdicts": ("conclusion_id",),
     "leaderboard": ("method", "judge"),
 }
 """Columns that identify a row; a table never holds two rows with the same key."""

@@ -11,6 +11,7 @@ from interviewsim_core.pipeline import judges
 from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_core.pipeline.scoring import build_leaderboard, score_method
 from interviewsim_core.pipeline.tables import conform, empty_frame
+from interviewsim_core.report import build_report, leaderboard_markdown
 
 from ...assets_support import SINGLE_RUN, cells, frame_for, model_version, pool_for
 from ...batching import concat, describe, run_partitioned
@@ -117,8 +118,13 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
     def leaderboard(context: dg.AssetExecutionContext, method_scores: dict, eval_config: EvalConfigResource):
         scores = concat(method_scores.values())
         scores = conform(scores, "method_scores") if len(scores) else empty_frame("method_scores")
-        df = build_leaderboard(scores, seed=eval_config.get().seed)
-        describe(context, {None: df}, extra={"partitions_read": len(method_scores)})
+        seed = eval_config.get().seed
+        df = build_leaderboard(scores, seed=seed)
+        # The report's own tables (best per judge marked, CIs, significant paired tests), built from the
+        # scores already in memory: the other report sections need tables this asset does not load.
+        tables_md = leaderboard_markdown(build_report(tables={"method_scores": scores}, seed=seed))
+        describe(context, {None: df}, extra={"partitions_read": len(method_scores),
+                                             "report_tables": dg.MetadataValue.md(tables_md)})
         return df
 
     return [content_similarity, factual_consistency, generated_personality, method_scores, leaderboard]
