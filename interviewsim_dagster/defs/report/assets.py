@@ -13,8 +13,6 @@ draws it downstream of everything, shows it stale when either changes, and ``FOL
 global assets' convention) re-materialises it after they update.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import dagster as dg

@@ -1,0 +1,128 @@
+"""The report asset and the leaderboard's report tables, on a tiny run (two people, two methods)."""
+
+from __future__ import annotations
+
+import json
+
+import dagster as dg
+import pandas as pd
+import pytest
+from dg_helpers import PEOPLE, make_config, run_everything, write_person
+
+from interviewsim_core.pipeline.storage import partition_path, read_frame
+from interviewsim_dagster import launch
+from interviewsim_dagster.definitions import build_definitions
+from interviewsim_dagster.defs.report import report_paths
+
+METHODS = "simple,chrono-100"
+SECTIONS = {"leaderboard", "paired_tests", "judge_agreement", "tag_breakdown", "category_breakdown", "mcq",
+            "memory_ablation", "cost", "overlap", "premise"}
+
+
+def _latest(instance: dg.DagsterInstance, asset: str, partition: str | None = None) -> dict:
+    flt = dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[partition] if partition else None)
+    return instance.fetch_materializations(flt, limit=1).records[0].asset_materialization.metadata
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("report")
+    corpus = tmp / "corpus"
+    for pid in PEOPLE:
+        write_person(corpus, pid)
+    cfg = make_config(corpus, tmp / "data", methods=METHODS)
+    defs = build_definitions(cfg)
+    instance = dg.DagsterInstance.ephemeral()
+    outcomes = run_everything(defs, instance, cfg)
+    return {"cfg": cfg, "defs": defs, "instance": instance, "outcomes": outcomes}
+
+
+def test_report_is_a_global_asset_downstream_of_everything(small_run):
+    graph = small_run["defs"].resolve_asset_graph()
+    node = graph.get(dg.AssetKey("report"))
+    assert node.group_name == "report" and node.partitions_def is None
+    assert {k.to_user_string() for k in node.parent_keys} == {"leaderboard", "premise_verdicts"}
+    assert node.automation_condition is not None
+    global_job = small_run["defs"].resolve_job_def(launch.GLOBAL_JOB)
+    assert dg.AssetKey("report") in global_job.asset_layer.executable_asset_keys
+
+
+def test_run_writes_html_and_json_with_every_section(small_run):
+    cfg, outcomes = small_run["cfg"], small_run["outcomes"]
+    assert all(o.success for o in outcomes)
+    last = outcomes[-1]
+    assert last.spec.job == launch.GLOBAL_JOB and dg.AssetKey("report") in last.spec.assets
+    paths = report_paths(cfg.data_root)
+    html = paths.html.read_text(encoding="utf-8")
+    doc = json.loads(paths.json.read_text(encoding="utf-8"))
+    assert set(doc["sections"]) == SECTIONS
+    for key in ("leaderboard", "paired_tests", "mcq", "cost", "overlap", "premise"):
+        assert doc["sections"][key]["status"] == "ok", key
+        assert doc["sections"][key]["title"] in html
+    assert sorted(doc["meta"]["personalities"]) == sorted(PEOPLE)
+    assert not [p for p in paths.html.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_report_numbers_match_the_parquet_tables(small_run):
+    cfg = small_run["cfg"]
+    scores = pd.concat([read_frame(partition_path(cfg.data_root, "method_scores", p, m))
+                        for p in PEOPLE for m in cfg.methods])
+    board = json.loads(report_paths(cfg.data_root).json.read_text())["sections"]["leaderboard"]["tables"]["leaderboard"]
+    cs = {(r["method"], r["judge"]): r["value"] for r in board if r["metric"] == "cs_mean"}
+    expected = scores.groupby(["method", "judge"])["cs_mean"].mean()  # macro: one value per personality
+    assert len(cs) == len(expected) == len(cfg.methods)
+    for (method, judge), value in expected.items():
+        assert cs[(method, judge)] == pytest.approx(value)
+    premise = pd.concat([read_frame(partition_path(cfg.data_root, "premise_verdicts", p)) for p in PEOPLE])
+    overall = json.loads(report_paths(cfg.data_root).json.read_text())["sections"]["premise"]["tables"]["overall"][0]
+    judged = premise[premise["verdict"].isin(["PASS", "FAIL"])]
+    assert overall["n"] == len(premise)
+    assert overall["pass_rate"] == pytest.approx((judged["verdict"] == "PASS").mean())
+
+
+def test_leaderboard_metadata_carries_the_report_tables(small_run):
+    instance, cfg = small_run["instance"], small_run["cfg"]
+    board_md = _latest(instance, "leaderboard")["report_tables"]
+    assert isinstance(board_md, dg.MarkdownMetadataValue)
+    lines = board_md.value.splitlines()
+    assert lines[0].startswith("| Method | CS (")
+    assert {line.split("|")[1].strip() for line in lines[2:2 + len(cfg.methods)]} == set(cfg.methods)
+    # The report shows the very same table: one source for the UI and the file.
+    report_meta = _latest(instance, "report")
+    assert report_meta["leaderboard"].value == board_md.value
+    assert report_meta["html"].value == str(report_paths(cfg.data_root).html)
+    assert report_meta["json"].value == str(report_paths(cfg.data_root).json)
+    assert "category_breakdown" in report_meta["sections_not_run"].value
+    assert "| Leaderboard" in report_meta["section_status"].value
+
+
+def test_premise_partitions_show_the_attribution_split_first(small_run):
+    meta = _latest(small_run["instance"], "premise_verdicts", PEOPLE[0])
+    names = list(meta)  # the IO manager's own entries (path, row_count) come first, then the asset's
+    assert names.index("attribution_split") < min(names.index(n) for n in ("pass_rate", "rows", "preview"))
+    for line in ("PRESENT_IN_WINDOW", "ABSENT_FROM_WINDOW", "ABSENT_EVERYWHERE"):
+        assert line in meta["attribution_split"].value
+    assert "pass_rate" in meta and "label_clusters" in meta
+
+
+def test_report_follows_a_new_leaderboard(small_run):
+    defs, instance, cfg = small_run["defs"], small_run["instance"], small_run["cfg"]
+    first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+    assert first.get_num_requested(dg.AssetKey("report")) == 0
+    specs = launch.plan_runs(defs, instance, cfg.methods, selection="leaderboard")
+    assert all(o.success for o in launch.execute(defs, instance, specs, progress=lambda _m: None))
+    second = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
+    assert second.get_num_requested(dg.AssetKey("report")) == 1
+
+
+def test_one_personality_run_still_gets_its_leaderboard_and_report(tiny_corpus, tmp_path):
+    """One person means one pair per paired test: the report says p = 1 rather than failing the run."""
+    cfg = make_config(tiny_corpus, tmp_path / "data", methods=METHODS)
+    defs = build_definitions(cfg)
+    instance = dg.DagsterInstance.ephemeral()
+    outcomes = run_everything(defs, instance, cfg, personalities=[PEOPLE[0]])
+    assert all(o.success for o in outcomes)
+    doc = json.loads(report_paths(cfg.data_root).json.read_text())
+    assert doc["meta"]["personalities"] == [PEOPLE[0]]
+    tests = doc["sections"]["paired_tests"]["tables"]["paired_tests"]
+    assert tests and all(t["n"] == 1 and t["p_value"] == 1.0 for t in tests)
