@@ -147,15 +147,19 @@ def demo(
     code = _materialise(cfg, None, None, None, verbose)
     root = Path(cfg.data_root)
     if code == 0:
-        reports = sorted(p for p in root.rglob("*.html")) if root.exists() else []
+        from interviewsim_dagster.defs.report import report_paths
+
+        report = report_paths(root)
         typer.echo("")
         typer.echo(f"Parquet files: {root}/<asset>/<personality_id>[/<method>].parquet "
                    f"({sum(1 for _ in root.rglob('*.parquet'))} files)")
         typer.echo(f"Leaderboard:   {root / 'leaderboard.parquet'}")
-        for r in reports:
-            typer.echo(f"Report:        {r}")
-        if not reports:
-            typer.echo("Report:        not produced (the report asset is not part of this build)")
+        if report.html.is_file():
+            typer.echo(f"Report:        {report.html}  (numbers as JSON: {report.json})")
+        else:
+            # The report step succeeded or the run would have failed: a missing file is a bug worth a non-zero exit.
+            typer.echo(f"Report:        missing, expected at {report.html}", err=True)
+            code = 1
         typer.echo("Open the UI:   make ui   (or .venv/bin/interviewsim ui), then http://127.0.0.1:3000")
     raise typer.Exit(code)
 

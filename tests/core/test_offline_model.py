@@ -167,6 +167,30 @@ def test_content_similarity_bins_lexical_overlap(ref: str, cand: str, expected: 
     assert content_similarity.parse(respond(content_similarity.build_messages(ref, cand))).score == expected
 
 
+def _cs(ref: str, cand: str) -> int:
+    return content_similarity.parse(respond(content_similarity.build_messages(ref, cand))).score
+
+
+def test_content_similarity_grows_with_shared_content_and_uses_the_middle_scores() -> None:
+    ref = ("We lost the harvest in the flood of 1968, rebuilt the barn with my brother, and sold the "
+           "dairy herd to pay the bank before winter.")
+    candidates = [  # 0, 1, 2, 3 and 10 shared content words
+        "Bananas are yellow fruit grown far away.",
+        "The flood was hard on everyone in the valley that spring and summer, and the roads were closed.",
+        "The flood and the bank made that a hard year for everyone living in the valley, even the schools and shops.",
+        "The flood took the harvest and the bank came calling while everyone in the valley watched the rain.",
+        "The flood took our harvest; my brother and I rebuilt the barn and sold the herd to pay the bank.",
+        ref,
+    ]
+    scores = [_cs(ref, c) for c in candidates]
+    assert scores == sorted(scores) and scores[0] == 1 and scores[-1] == 5
+    assert scores[1:4] == [2, 3, 4]  # not the all-or-nothing bins that scored every different text 1
+
+
+def test_content_similarity_stems_inflections() -> None:
+    assert _cs("My farms and orchards.", "I farmed an orchard.") >= 4
+
+
 @pytest.mark.parametrize(
     "summary, answer, label",
     [
@@ -179,9 +203,19 @@ def test_factual_consistency_rules(summary: str, answer: str, label: str) -> Non
     assert factual_consistency.parse(respond(factual_consistency.build_messages(summary, answer))).label == label
 
 
-def test_fact_summary_is_extractive_and_deduplicated() -> None:
+def test_fact_summary_is_extractive_round_robin_and_deduplicated() -> None:
     r = fact_summary.parse(respond(fact_summary.build_messages("P", ["I paint. Every day.", "I paint. Still.", "Lyon is home."])))
-    assert r.summary == "I paint. Lyon is home."
+    assert r.summary == "I paint. Lyon is home. Every day. Still."
+
+
+def test_fact_summary_respects_its_word_cap_leads_first() -> None:
+    from interviewsim_core.llm.offline.fact_summary import extract
+
+    responses = [f"Lead {i} sentence here. Detail {i} follows after." for i in range(10)]
+    kept = extract(responses, max_words=50)
+    assert kept[:10] == [f"Lead {i} sentence here." for i in range(10)]
+    assert sum(len(k.split()) for k in kept) <= 50 and len(kept) < 20
+    assert extract(["One very long sentence " * 30], max_words=5)  # never empty when there is text
 
 
 def test_personality_reads_the_lexicon() -> None:
@@ -197,7 +231,92 @@ def test_mcq_answering_follows_context_overlap() -> None:
                                        texts=("Marseille harbour", "Lyon river", "Nowhere special"),
                                        kinds=("near_miss", "correct", "opposite_negation"), correct_label="B")
     assert respond(mcq_answering.build_messages("P", Ctx(None, EXAMPLES), [item])) == "Q1: B"
-    assert respond(mcq_answering.build_messages("P", None, [item])) == "Q1: A"
+
+
+def _shuffled(question: str, answer: str, n: int, seed: str) -> mcq_generation.ShuffledItem:
+    raw = respond(mcq_generation.build_messages(question, answer, n))
+    return mcq_generation.shuffle_item(mcq_generation.parse(raw, question, answer, n), seed)
+
+
+def _chosen_kind(item: mcq_generation.ShuffledItem, ctx: Ctx | None) -> str:
+    label = respond(mcq_answering.build_messages("P", ctx, [item])).split(": ")[1]
+    return item.kinds[item.labels.index(label)]
+
+
+def test_mcq_answering_rejects_an_unsupported_negation_and_follows_a_supported_one() -> None:
+    affirmative = _shuffled("Did you sell paint?", "I sold paint in my uncle's shop.", 3, "s1")
+    assert _chosen_kind(affirmative, Ctx(None, EXAMPLES)) == "correct"
+    negative = _shuffled("Do you like crowds?", "I do not like crowds at all.", 3, "s2")
+    ctx = Ctx(None, (Pair("Crowds?", "I do not like crowds, never have."),))
+    assert _chosen_kind(negative, ctx) == "correct"
+
+
+def test_mcq_answering_prefers_the_detail_the_context_supports_over_a_near_miss() -> None:
+    item = _shuffled("Where did you grow up?", "In Lyon, by the river.", 4, "s3")
+    assert dict(zip(item.kinds, item.texts))["near_miss"] != "In Lyon, by the river."
+    assert _chosen_kind(item, Ctx(None, EXAMPLES)) == "correct"
+
+
+def test_near_miss_changes_one_detail_and_never_only_adds_words() -> None:
+    from interviewsim_core.llm.offline._text import content_stems
+    from interviewsim_core.llm.offline.mcq_generation import near_miss
+
+    for text in ("Thirty-four, this autumn.", "2380, in 2008.", "Every Monday, the dashboard.", "Water.",
+                 "I cringe at that younger me.", "We moved everything online, which I dreaded."):
+        miss = near_miss(text)
+        assert miss != text and not content_stems(text) < content_stems(miss)
+
+
+def _sample_items() -> tuple[list, list]:
+    doc = load_corpus(SAMPLE_CORPUS_DIR)[0]
+    split = split_personality(doc)
+    items, sources = [], []
+    for p in split.test_pairs:
+        atom = atomic_item.parse(respond(atomic_item.build_messages(p.question, p.response)))
+        for n in (3, 4):
+            gen = mcq_generation.parse(respond(mcq_generation.build_messages(atom.question, atom.answer, n)),
+                                       atom.question, atom.answer, n)
+            items.append(mcq_generation.shuffle_item(gen, f"0:{p.qa_id}#{n}"))
+            sources.append(p)
+    return items, sources
+
+
+def test_mcq_answering_without_context_is_not_biased_to_a_role() -> None:
+    items, _ = _sample_items()
+    answers = mcq_answering.parse(respond(mcq_answering.build_messages("P", None, items)),
+                                  mcq_answering.label_sets_of(items)).answers
+    kinds = [it.kinds[it.labels.index(a)] for it, a in zip(items, answers)]
+    share = {k: kinds.count(k) / len(kinds) for k in set(kinds)}
+    assert len(share) >= 3 and max(share.values()) < 0.5, share
+    assert len(set(answers)) >= 3  # not always the same position either
+
+
+def test_mcq_answering_is_well_above_chance_when_the_context_holds_the_source() -> None:
+    items, sources = _sample_items()
+    ctx = Ctx(None, tuple(Pair(p.question, p.response) for p in sources[::2]))
+    answers = mcq_answering.parse(respond(mcq_answering.build_messages("P", ctx, items)),
+                                  mcq_answering.label_sets_of(items)).answers
+    accuracy = sum(a == it.correct_label for it, a in zip(items, answers)) / len(items)
+    assert accuracy >= 0.6, accuracy
+
+
+def test_offline_generated_items_stay_valid_and_distinct_on_the_sample() -> None:
+    items, _ = _sample_items()
+    for it in items:
+        assert len({mcq_generation.option_key(t) for t in it.texts}) == len(it.texts)
+
+
+def test_factual_consistency_ignores_an_unrelated_negated_clause() -> None:
+    summary = "Fourteen lorries, one harvest. She runs the cooperative."
+    answer = "The cooperative has fourteen lorries and one harvest. No contract, just a handshake."
+    assert factual_consistency.parse(respond(factual_consistency.build_messages(summary, answer))).label != "Contradiction"
+
+
+def test_generation_fallback_carries_no_personality_cue() -> None:
+    from interviewsim_core.llm.offline.generation import FALLBACK
+
+    for trait in personality.TRAITS:
+        assert personality.parse(respond(personality.build_messages(trait, [FALLBACK] * 200))).rate == "Neutral"
 
 
 # --- dispatch -----------------------------------------------------------------------------------

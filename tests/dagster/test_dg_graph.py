@@ -37,6 +37,7 @@ EXPECTED = {
     "method_scores": ("evaluate", PXM, ["content_similarity", "factual_consistency", "generated_personality",
                                         "generations", "mcq_answers", "reference_personality"]),
     "leaderboard": ("evaluate", NONE, ["method_scores"]),
+    "report": ("report", NONE, ["leaderboard", "premise_verdicts"]),
 }
 
 

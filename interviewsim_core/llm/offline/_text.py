@@ -31,6 +31,32 @@ def content_tokens(text: str) -> set[str]:
     return {t for t in tokens(text) if t not in STOPWORDS and t not in NEGATIONS and not t.endswith("n't")}
 
 
+_SUFFIXES = ("ingly", "edly", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s")
+
+
+def stem(token: str) -> str:
+    """A crude suffix strip so ``farms``/``farming``/``farm`` meet; keeps at least three letters.
+
+    Without it, two texts about the same thing in different inflections share nothing, and
+    every lexical score collapses toward its floor on real answers.
+    """
+    for suffix in _SUFFIXES:
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            return token[: -len(suffix)]
+    return token
+
+
+def content_stems(text: str) -> set[str]:
+    """The stems of a text's content words (see ``content_tokens`` and ``stem``)."""
+    return {stem(t) for t in content_tokens(text)}
+
+
+def cosine(a: set[str], b: set[str]) -> float:
+    """|a & b| / sqrt(|a| |b|): overlap that neither rewards a tiny text contained in a long one
+    (as overlap over the shorter would) nor punishes length mismatch as hard as Jaccard."""
+    return len(a & b) / (len(a) * len(b)) ** 0.5 if a and b else 0.0
+
+
 def jaccard(a: set[str], b: set[str]) -> float:
     """|a & b| / |a | b|, 0 for two empty sets."""
     union = a | b

@@ -4,6 +4,9 @@ With training examples, answer with the response of the example whose question s
 content words with the new question (Jaccard; ties go to the later example, the more recent in a
 chronological context). With only a profile, the profile sentence that best overlaps the
 question. With no context, a fixed plain sentence.
+
+Part of the offline smoke-test baseline: it shows the pipeline runs end to end, not how well a
+person can be simulated.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from ._text import content_tokens, jaccard, sentences
 
 MARKER = contract.MARKER
 
-FALLBACK = "That is a fair question, and I would answer it from my own experience."
+# Free of every PS lexicon cue: the fallback is repeated for every question of a no-context run, so a
+# cue word in it (this once said "fair") would rate the whole collection on that trait.
+FALLBACK = "I would have to think about that before I answer it properly."
 
 _PROFILE = re.compile(
     rf"^{re.escape(contract.PROFILE_HEADING)}\n(.*?)\n\n(?:{re.escape(contract.EXAMPLES_HEADING)}|{re.escape(contract.NEW_QUESTION)})",
