@@ -10,7 +10,6 @@ prints the headline numbers, the failure-attribution split first.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -25,26 +24,18 @@ CLUSTERS_NAME = "premise_label_clusters.parquet"
 
 
 def _write_clusters(df, path: Path) -> None:
-    """Atomic Parquet write of the label-cluster table (temp file + os.replace)."""
-    import tempfile
-
+    """Atomic Parquet write of the label-cluster table."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from interviewsim_core.atomic import atomic_write
 
     schema = pa.schema([
         ("rank", pa.int64()), ("representative", pa.string()), ("size", pa.int64()),
         ("n_conclusions", pa.int64()), ("members", pa.list_(pa.string())), ("examples", pa.list_(pa.string())),
     ])
     table = pa.Table.from_pylist(df.to_dict(orient="records"), schema=schema)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda fh: pq.write_table(table, fh))
 
 
 def run_premise(file: Path, judge: str, api_base: str | None, out: Path, gateway=None) -> dict:

@@ -16,13 +16,14 @@ import json
 import math
 import os
 import re
-import tempfile
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
+
+from ..atomic import atomic_write
 
 __all__ = ["Embedder", "HashingEmbedder", "EmbeddingCache", "cached_embed", "texts_digest"]
 
@@ -167,15 +168,7 @@ class EmbeddingCache:
         if matrix.ndim != 2 or matrix.shape[0] != len(texts):
             raise ValueError(f"matrix of shape {matrix.shape} does not match {len(texts)} texts")
         path = self.path_for(embedder_name, texts)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".npy")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.save(fh, matrix, allow_pickle=False)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, lambda fh: np.save(fh, matrix, allow_pickle=False))
         self._remember(path.stem, matrix)
         return path
 

@@ -7,14 +7,13 @@ produce interchangeable files.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
 
+from ..atomic import atomic_write
 from .tables import PER_METHOD, from_table, to_table
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=@-]")
@@ -49,20 +48,7 @@ def write_frame(df: pd.DataFrame, name: str, path: Path) -> Path:
     A reader, or a crash mid-write, never sees half a file: either the old partition or the new one.
     """
     table = to_table(df, name)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
+    return atomic_write(path, lambda fh: pq.write_table(table, fh))
 
 
 def read_frame(path: Path) -> pd.DataFrame:

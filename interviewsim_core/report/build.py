@@ -7,8 +7,6 @@ inputs are absent, so a partial run (one method, no premise, one judge) still ge
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from ..atomic import atomic_write_text
 from ..llm.embeddings import Embedder
 from ..pipeline.tables import empty_frame
 from . import agreement, breakdowns, cost, leaderboard, mcq_analyses, overlap, paired
@@ -23,7 +22,7 @@ from .catalog import order_methods
 from .loading import REPORT_TABLES, load_tables
 from .model import ReportData, Section
 
-__all__ = ["ReportPaths", "build_report", "write_report", "leaderboard_markdown", "atomic_write_text"]
+__all__ = ["ReportPaths", "build_report", "write_report", "leaderboard_markdown"]
 
 HTML_NAME = "report.html"
 JSON_NAME = "report.json"
@@ -276,21 +275,6 @@ def leaderboard_markdown(report_data: ReportData, with_ci: bool = True) -> str:
                 parts.append(f"| {r.method_a} | {r.method_b} | {r.judge or 'n/a (MCQ)'} | {r.metric} | "
                              f"{r.mean_difference:+.4f} | {r.p_value:.4f} |")
     return "\n".join(parts)
-
-
-def atomic_write_text(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` via a temp file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a report is meant to be opened by others
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def write_report(

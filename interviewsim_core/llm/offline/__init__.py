@@ -4,7 +4,8 @@ It reads only the prompt a real model would receive (the messages before any ass
 recognises which contract it is by the ``MARKER`` heading each contract template contains, and
 hands it to that contract's responder module in this package. Responders parse the template
 back and answer from the prompt's own content with simple lexical rules (best-overlap example,
-Jaccard bins, extractive summaries, lexicon counts).
+cosine-overlap bins calibrated on the sample corpus, extractive summaries, context-supported MCQ
+options, lexicon counts).
 
 It is a smoke-test baseline so the demo, the tests and CI run the real pipeline with no key and no
 network. Its scores say nothing about simulation quality and must never be reported as a judge.

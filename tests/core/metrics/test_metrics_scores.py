@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from interviewsim_core.contracts.personality import TRAITS
 from interviewsim_core.metrics.scores import (
     METHOD_SCORE_COLUMNS,
     contradiction_ratio,
