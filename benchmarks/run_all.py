@@ -21,7 +21,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         print(f"\n=== {name} ===", flush=True)
         t0 = time.perf_counter()
-        importlib.import_module(f"benchmarks.{name}").main()
+        # Each benchmark parses its own flags from sys.argv: give it its defaults, not our arguments.
+        saved, sys.argv = sys.argv, [name]
+        try:
+            importlib.import_module(f"benchmarks.{name}").main()
+        finally:
+            sys.argv = saved
         print(f"--- {name} finished in {time.perf_counter() - t0:.1f} s", flush=True)
     return 0
 
