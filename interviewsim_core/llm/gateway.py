@@ -76,7 +76,7 @@ class _Ledger:
             self._values = {k: 0 for k in self._values}
 
 
-class _Failed(Exception):
+class _Failed(RuntimeError):
     """Internal: one attempt's call failed for good; carries what the result needs."""
 
     def __init__(self, error: str, calls: int):

@@ -41,7 +41,9 @@ def _count(text: str) -> int:
 
 
 def _build_handler_class() -> type:
-    import litellm  # noqa: PLC0415 - see gateway._litellm; env already set there
+    from .transport import litellm_module
+
+    litellm = litellm_module()  # the quiet, offline-safe import (sets LITELLM_LOCAL_MODEL_COST_MAP first)
     from litellm.llms.custom_llm import CustomLLM  # noqa: PLC0415
 
     class OfflineLLM(CustomLLM):
@@ -107,8 +109,10 @@ def _build_handler_class() -> type:
 def register() -> Any:
     """Register the ``offline`` provider with litellm once per process; returns the handler. Idempotent."""
     global _handler
+    from .transport import litellm_module
+
     with _lock:
-        import litellm  # noqa: PLC0415
+        litellm = litellm_module()
 
         if _handler is None:
             _handler = _build_handler_class()()

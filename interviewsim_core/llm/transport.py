@@ -15,6 +15,7 @@ Both paths return the same ``Completion`` and raise exceptions the retry classif
 from __future__ import annotations
 
 import asyncio
+import atexit
 import functools
 import os
 import threading
@@ -229,6 +230,7 @@ class LoopRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._pid = -1
+        self._atexit = False
 
     def _ensure(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -245,6 +247,11 @@ class LoopRunner:
                 self._thread.start()
                 ready.wait()
                 self._loop, self._pid = loop, os.getpid()
+                if not self._atexit:
+                    # Stop the loop thread before interpreter teardown: a daemon thread frozen
+                    # mid-import at exit deadlocks litellm's client finalisers (seen as a hang).
+                    atexit.register(self.close)
+                    self._atexit = True
             return self._loop
 
     def run(self, coro: Awaitable[T]) -> T:

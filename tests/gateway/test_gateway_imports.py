@@ -16,3 +16,25 @@ def test_import_does_not_pull_litellm_or_dagster():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_offline_call_as_a_library_never_asks_for_the_remote_cost_map():
+    """Without LITELLM_LOCAL_MODEL_COST_MAP in the environment (a notebook user), the first offline
+    call must still import litellm in local-cost-map mode: no fetch attempt, no network."""
+    import os
+
+    code = (
+        "import os\n"
+        "from interviewsim_core.llm.gateway import Gateway\n"
+        "from interviewsim_core.llm.types import CallRequest, ModelConfig\n"
+        "from interviewsim_core.contracts import content_similarity as cs\n"
+        "req = CallRequest(messages=tuple(cs.build_messages('I grew up by the sea.', 'I grew up near the sea.')),\n"
+        "                  contract=cs.NAME, contract_version='1+1', parser=cs.parse)\n"
+        "res = Gateway().run(ModelConfig(model='offline/extractive'), [req])[0]\n"
+        "print(res.status, os.environ.get('LITELLM_LOCAL_MODEL_COST_MAP'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["ok", "True"]
+    assert "cost map" not in out.stderr.lower(), out.stderr[-3000:]
