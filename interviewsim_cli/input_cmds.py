@@ -35,6 +35,7 @@ def _side(interviews: tuple, pairs: tuple) -> dict:
         "interviews": len(interviews),
         "qa_pairs": len(pairs),
         "interview_ids": [itv.interview_id for itv in interviews],
+        "qa_ids": [p.qa_id for p in pairs],
     }
 
 

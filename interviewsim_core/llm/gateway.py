@@ -166,6 +166,16 @@ class Gateway:
         self.close()
 
     # -- internals -------------------------------------------------------------------------
+    async def _cache_io(self, fn, *args):
+        """Run a cache read or write off the event loop.
+
+        SQLite calls block (a write may wait for another process's lock); on the loop thread one
+        waiting write would stall every call in flight. The no-op cache skips the thread hop.
+        """
+        if isinstance(self.cache, NullCache):
+            return fn(*args)
+        return await asyncio.to_thread(fn, *args)
+
     async def _acall(self, model: ModelConfig, req: CallRequest, started: float) -> CallResult:
         messages: list[dict[str, str]] = [{"role": m["role"], "content": m["content"]} for m in req.messages]
         attempts: list[Attempt] = []
@@ -175,7 +185,7 @@ class Gateway:
         for attempt in range(model.max_reasks + 1):
             key = cache_key(model, messages, req.contract, req.contract_version, req.sample_index, attempt)
             first_key = first_key or key
-            entry = self.cache.get(key)
+            entry = await self._cache_io(self.cache.get, key)
             hit = entry is not None
             if entry is None:
                 try:
@@ -193,7 +203,7 @@ class Gateway:
                                     completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd)
                 self._ledger.add(prompt_tokens=completion.prompt_tokens,
                                  completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd)
-                self.cache.put(key, entry)
+                await self._cache_io(self.cache.put, key, entry)
             else:
                 totals["cache_hits"] += 1
                 self._ledger.add(cache_hits=1)

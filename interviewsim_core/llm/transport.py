@@ -145,8 +145,9 @@ async def call_litellm(model: ModelConfig, messages: Sequence[Mapping[str, str]]
         kwargs["api_key"] = key
     if metadata:
         kwargs["metadata"] = metadata
+    # drop_params: a provider without a parameter (e.g. no `seed`) drops it instead of refusing the call.
     response = await litellm.acompletion(model=model.model, messages=list(messages), timeout=model.timeout_s,
-                                         max_retries=0, num_retries=0, **kwargs)
+                                         max_retries=0, num_retries=0, drop_params=True, **kwargs)
     choice = response.choices[0]
     text = choice.message.content or ""
     usage = getattr(response, "usage", None)

@@ -19,6 +19,21 @@ from .calls import CallRunner, PlannedCall, Results, assemble, contract_request,
 
 PS_VOTES = personality.N_VOTES
 
+PS_VOTE_TEMPERATURE = 0.7
+"""Sampling temperature of the PS votes when the judge is configured greedy (temperature 0/None).
+
+Seed 000 asks for three *independent* runs per trait and side. At temperature 0 a provider answers
+the same prompt three times alike, the modal vote degenerates into one vote and the
+"three different levels -> Neutral" rule can never fire; so the votes sample, each with its own
+provider seed (judge seed + vote index), which also keeps each vote reproducible where providers
+honour seeds. A judge configured with a temperature above 0 keeps its own."""
+
+
+def vote_model(judge: ModelConfig, vote: int) -> ModelConfig:
+    """The judge as it is asked for PS vote ``vote``: sampled, with a per-vote seed."""
+    temperature = judge.temperature if judge.temperature else PS_VOTE_TEMPERATURE
+    return judge.model_copy(update={"temperature": temperature, "seed": (judge.seed or 0) + vote})
+
 
 def _ok(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["status"] == "ok"]
@@ -37,7 +52,7 @@ def _plan_votes(table: str, base: dict, responses: Sequence[str], judges: Sequen
             for vote in range(PS_VOTES):
                 row = {**base, "judge": judge.name, "trait": trait, "vote_index": vote}
                 req = contract_request(personality, messages, item_id=f"{trait}#{vote}", sample_index=vote)
-                out.append(PlannedCall((table, *key_prefix, judge.name, trait, vote), judge, req, row))
+                out.append(PlannedCall((table, *key_prefix, judge.name, trait, vote), vote_model(judge, vote), req, row))
     return out
 
 

@@ -130,8 +130,10 @@ def test_split_json_shape(app: typer.Typer, corpus: Path) -> None:
         "interviews": 4,
         "qa_pairs": 12,
         "interview_ids": ["ALPHA_S1", "ALPHA_S2", "ALPHA_S3", "ALPHA_S4"],
+        "qa_ids": [f"ALPHA_S{s}_{j}" for s in (1, 2, 3, 4) for j in range(3)],
     }
-    assert alpha["test"] == {"interviews": 2, "qa_pairs": 6, "interview_ids": ["ALPHA_S5", "ALPHA_S6"]}
+    assert alpha["test"] == {"interviews": 2, "qa_pairs": 6, "interview_ids": ["ALPHA_S5", "ALPHA_S6"],
+                             "qa_ids": [f"ALPHA_S{s}_{j}" for s in (5, 6) for j in range(3)]}
     beta = data["personalities"][1]
     assert beta["train"]["interview_ids"] == ["BETA_S10"] and beta["test"]["interview_ids"] == ["BETA_S20"]
 

@@ -25,10 +25,10 @@ def _bodies(server, model_name: str) -> list[str]:
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.server(latency_s=0.01, rate_limit_rate=0.2, retry_after_s=0.05, server_error_rate=0.1,
-                    malformed_rate=0.2, reply=scripted_reply, seed=7)
+                    timeout_rate=0.1, timeout_sleep_s=1.5, malformed_rate=0.2, reply=scripted_reply, seed=7)
 def test_every_item_ends_valid_or_invalid_and_rerun_makes_no_request(fake_server, planted_key, tmp_path, transport):
     cache = SqliteCache(tmp_path / "cache.sqlite")
-    model = fake_model(fake_server, max_retries=8, max_reasks=2)
+    model = fake_model(fake_server, max_retries=8, max_reasks=2, timeout_s=0.5)
     requests = [toy_request(f"question {i}") for i in range(40)]
     requests += [toy_request("always-bad one"), toy_request("fix-on-reask one")]
 

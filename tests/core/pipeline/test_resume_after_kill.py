@@ -30,6 +30,7 @@ from interviewsim_core.sample_corpus import SAMPLE_CORPUS_DIR
 
 CONCURRENCY = 4
 PERSONALITY = "SYN_AUERLUND"
+KEY = "sk-test-not-a-real-key-7f3a"
 
 CHILD = textwrap.dedent(
     """
@@ -51,7 +52,7 @@ CHILD = textwrap.dedent(
 def _run_child(corpus: Path, root: Path, server: FakeOpenAIServer, kill_after: int | None = None) -> int:
     """Run one evaluation in a child process; returns the requests the server saw during it."""
     env = {**os.environ, "FAKE_BASE": server.base_url, "FAKE_C": str(CONCURRENCY),
-           "FAKE_PROVIDER_KEY": "sk-test-not-a-real-key", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+           "FAKE_PROVIDER_KEY": KEY, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     before = server.requests
     proc = subprocess.Popen([sys.executable, "-c", CHILD, str(corpus), str(root)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -104,3 +105,7 @@ def test_killed_run_resumes_without_repeating_completed_calls(tmp_path: Path) ->
     reference, result = _tables(tmp_path / "reference"), _tables(tmp_path / "resumed")
     for asset, df in reference.items():
         pd.testing.assert_frame_equal(result[asset], df, check_like=True, obj=asset)
+    # The key was in the children's environment only: no Parquet file, cache row or log carries it.
+    written = [f for f in tmp_path.rglob("*") if f.is_file() and not f.is_symlink()]
+    assert len(written) > 20
+    assert not [f for f in written if KEY.encode() in f.read_bytes()]
