@@ -38,11 +38,12 @@ def _write_clusters(df, path: Path) -> None:
     atomic_write(path, lambda fh: pq.write_table(table, fh))
 
 
-def run_premise(file: Path, judge: str, api_base: str | None, out: Path, gateway=None) -> dict:
+def run_premise(file: Path, judge: str, api_base: str | None, out: Path, gateway=None, embedder=None) -> dict:
     """Validate, judge, write; returns the summary printed by the command (``--json`` shape).
 
     Args:
         gateway: a ready gateway (tests); by default one with a SQLite cache under ``out``.
+        embedder: clusters the missing-information labels; ``HashingEmbedder`` when None.
 
     Raises:
         InputValidationError: the JSONL file is invalid (nothing is judged or written).
@@ -61,7 +62,7 @@ def run_premise(file: Path, judge: str, api_base: str | None, out: Path, gateway
             df = judge_conclusions(conclusions, model, own)
     else:
         df = judge_conclusions(conclusions, model, gateway)
-    clusters = label_cluster_table(df)
+    clusters = label_cluster_table(df, embedder)
     verdicts_path = write_frame(df, "premise_verdicts", out / VERDICTS_NAME)
     clusters_path = out / CLUSTERS_NAME
     _write_clusters(clusters, clusters_path)
@@ -77,7 +78,7 @@ def run_premise(file: Path, judge: str, api_base: str | None, out: Path, gateway
 
 
 def register(app: typer.Typer) -> None:
-    from interviewsim_core.pipeline.config import OFFLINE_MODEL
+    from interviewsim_core.pipeline.config import OFFLINE_EMBEDDING, OFFLINE_MODEL
 
     @app.command("premise")
     def premise(
@@ -86,12 +87,24 @@ def register(app: typer.Typer) -> None:
         api_base: Annotated[Optional[str], typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")] = None,
         out: Annotated[Path, typer.Option("--out", help="Directory for the Parquet outputs and the LLM cache.")] = Path("premise_out"),
         as_json: Annotated[bool, typer.Option("--json", help="Print the headline metrics as JSON.")] = False,
+        embedding_model: Annotated[str, typer.Option(
+            "--embedding-model", help="Embedder that clusters the missing-information labels: offline/hashing "
+            "or a litellm embedding model.")] = OFFLINE_EMBEDDING,
+        embedding_api_base: Annotated[Optional[str], typer.Option(
+            "--embedding-api-base", help="Base URL of the embedding server (default: --api-base).")] = None,
     ) -> None:
         """Judge your own conclusions with the two-pass premise-usability judge (seed 002)."""
-        from interviewsim_core.errors import InputValidationError
+        from interviewsim_core.errors import ConfigError, InputValidationError
+
+        from .report_cmds import embedder_for
 
         try:
-            summary = run_premise(file, judge, api_base, out)
+            embedder = embedder_for(embedding_model, embedding_api_base, fallback_api_base=api_base)
+        except ConfigError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        try:
+            summary = run_premise(file, judge, api_base, out, embedder=embedder)
         except InputValidationError as exc:
             typer.echo(str(exc), err=True)
             raise typer.Exit(1) from None

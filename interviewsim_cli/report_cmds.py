@@ -7,11 +7,72 @@ run"), writes ``report.html`` (one self-contained file) and ``report.json`` unde
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-__all__ = ["register", "report"]
+if TYPE_CHECKING:
+    from interviewsim_core.llm.embeddings import Embedder
+
+__all__ = ["register", "report", "embedder_for", "parse_pairs"]
+
+_OFFLINE_EMBEDDING = "offline/hashing"  # == pipeline.config.OFFLINE_EMBEDDING; literal so --help needs no import
+
+
+def embedder_for(model: str, api_base: str | None = None, fallback_api_base: str | None = None) -> Embedder:
+    """The embedder a run configured with these values uses (``direct.make_embedder``), so the CLI
+    measures overlap and clusters labels with the same model as the pipeline's retrieval."""
+    from interviewsim_core.pipeline.config import EvalConfig
+    from interviewsim_core.pipeline.direct import make_embedder
+
+    return make_embedder(EvalConfig(embedding_model=model, embedding_api_base=api_base, api_base=fallback_api_base))
+
+
+def parse_pairs(values: list[str] | None) -> list[tuple[str, str]] | None:
+    """``["A:B", ...]`` -> ``[("A", "B"), ...]``; None when no pair was given (default pairs).
+
+    Raises:
+        ConfigError: an entry is not two non-empty, distinct method names around one ``:``.
+    """
+    from interviewsim_core.errors import ConfigError
+
+    if not values:
+        return None
+    pairs = []
+    for v in values:
+        a, sep, b = v.partition(":")
+        a, b = a.strip(), b.strip()
+        if not sep or not a or not b or ":" in b or a == b:
+            raise ConfigError(f"--pair {v!r}: expected two different methods as A:B, e.g. chrono-100:simple")
+        pairs.append((a, b))
+    return pairs
+
+
+def _check_methods(data_root: Path, wanted: list[str] | None, pairs: list[tuple[str, str]] | None) -> None:
+    """Refuse methods with no tables before the (slow) build: a misspelt name would otherwise give
+    an empty report column or a paired test over zero personalities."""
+    from interviewsim_core.errors import ConfigError
+    from interviewsim_core.report.loading import load_tables
+
+    if not wanted and not pairs:
+        return
+    found: set[str] = set()
+    for table in load_tables(data_root, ("method_scores", "generations")).values():
+        found.update(str(m) for m in table["method"].dropna().unique())
+    listing = ", ".join(sorted(found)) or "none"
+    missing = sorted(set(wanted or []) - found)
+    if missing:
+        raise ConfigError(f"no tables for method(s) {', '.join(missing)} under {data_root} (found: {listing})")
+    usable = set(wanted) if wanted else found
+    outside = sorted({m for p in pairs or [] for m in p} - usable)
+    if outside:
+        raise ConfigError(f"--pair method(s) {', '.join(outside)} not among the reported methods "
+                          f"({', '.join(sorted(usable)) or 'none'})")
+
+
+def _split(value: str | None) -> list[str] | None:
+    names = [m.strip() for m in value.split(",") if m.strip()] if value else []
+    return names or None
 
 
 def report(
@@ -19,6 +80,15 @@ def report(
     out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: <data-root>/report).")] = None,
     categories: Annotated[Optional[Path], typer.Option(
         "--categories", help="Optional CSV with columns personality_id, category (breakdown by category).")] = None,
+    methods: Annotated[Optional[str], typer.Option(
+        "--methods", help="Comma-separated methods to report (default: every method found under --data-root).")] = None,
+    pair: Annotated[Optional[list[str]], typer.Option(
+        "--pair", help="Paired test between two methods, A:B (a - b); repeatable. Default: the paper's pairs.")] = None,
+    embedding_model: Annotated[str, typer.Option(
+        "--embedding-model", help="Embedder of the train-test overlap and premise label clustering: "
+        "offline/hashing or a litellm embedding model.")] = _OFFLINE_EMBEDDING,
+    embedding_api_base: Annotated[Optional[str], typer.Option(
+        "--embedding-api-base", help="Base URL of the embedding server.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap and permutation draws.")] = 0,
 ) -> None:
     """Write report.html and report.json for the run under --data-root."""
@@ -31,8 +101,13 @@ def report(
     if categories is not None and not categories.is_file():
         typer.echo(f"error: --categories {categories} is not a file", err=True)
         raise typer.Exit(2)
+    wanted = _split(methods)
     try:
-        data = build_report(data_root, categories_csv=categories, seed=seed)
+        pairs = parse_pairs(pair)
+        _check_methods(data_root, wanted, pairs)
+        embedder = embedder_for(embedding_model, embedding_api_base)
+        data = build_report(data_root, categories_csv=categories, embedder=embedder, methods=wanted,
+                            pairs=pairs, seed=seed)
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

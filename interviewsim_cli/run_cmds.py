@@ -5,12 +5,15 @@ when unset, created with the repo's ``dagster.yaml``), so headless runs appear i
 Settings come from ``EvalConfig.load``: config file (``--config`` or ``INTERVIEWSIM_CONFIG``) <
 ``INTERVIEWSIM_*`` environment variables < flags. The definitions are built from that config in
 this process (``build_definitions``); the UI's code location builds its own from the environment it
-is started in, so start it with the same variables (or config file) to see the same methods/judges.
+is started in. So that both show the same graph (methods, judges, hence code versions), ``run`` and
+``demo`` save their effective config to ``$DAGSTER_HOME/interviewsim_last_run.yaml`` and ``ui``
+points ``INTERVIEWSIM_CONFIG`` at it unless the user set that variable.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -19,6 +22,10 @@ from typing import Any, Optional
 import typer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+LAST_RUN_CONFIG = "interviewsim_last_run.yaml"
+"""Under ``DAGSTER_HOME``: the config of the latest ``run``/``demo``, which ``ui`` loads by default."""
+
+_SECRET_PARAM = re.compile(r"(^|_)(api_?key|key|secret|password|token|authorization)$", re.IGNORECASE)
 
 
 def ensure_dagster_home() -> Path:
@@ -52,6 +59,33 @@ def _config(overrides: dict[str, Any], config_file: Optional[Path]):
         _fail(str(exc))
 
 
+def save_last_run_config(cfg, home: Path) -> Path:
+    """Write ``cfg`` as YAML to ``<home>/interviewsim_last_run.yaml`` atomically; returns the path.
+
+    Safe to keep on disk: a ``ModelConfig`` names the environment variable of its key
+    (``api_key_env``), never the key; ``extra_params`` entries named like credentials are dropped
+    too, in case someone passed one there (such a judge then shows a different code version in the
+    UI than in the run: the price of never writing a key to disk; keys belong in ``api_key_env``).
+    """
+    import yaml
+
+    data = cfg.model_dump(mode="json")
+    for role in ("generator", "builder", "premise_judge"):
+        data[role] = _without_secrets(data[role])
+    data["judges"] = [_without_secrets(j) for j in data["judges"]]
+    path = home / LAST_RUN_CONFIG
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text("# Written by `interviewsim run` (or demo); `interviewsim ui` loads it unless INTERVIEWSIM_CONFIG is set.\n"
+                   + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def _without_secrets(model: dict) -> dict:
+    extra = {k: v for k, v in (model.get("extra_params") or {}).items() if not _SECRET_PARAM.search(str(k))}
+    return {**model, "extra_params": extra}
+
+
 def _split(value: Optional[str]) -> Optional[list[str]]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
@@ -78,6 +112,7 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
 
     home = ensure_dagster_home()
     defs = build_definitions(cfg)
+    typer.echo(f"config saved for `interviewsim ui`: {save_last_run_config(cfg, home)}")
     with dg.DagsterInstance.get() as instance:
         typer.echo(f"Dagster instance: {home}")
         typer.echo(f"corpus: {cfg.corpus}")
@@ -169,7 +204,15 @@ def ui(
     port: int = typer.Option(3000, "--port", "-p", help="Webserver port."),
 ) -> None:
     """Start ``dagster dev`` (webserver + daemon) on the project's workspace and instance."""
-    ensure_dagster_home()
+    home = ensure_dagster_home()
+    last_run = home / LAST_RUN_CONFIG
+    if os.environ.get("INTERVIEWSIM_CONFIG"):
+        typer.echo(f"UI config: {os.environ['INTERVIEWSIM_CONFIG']} (INTERVIEWSIM_CONFIG, set by you)")
+    elif last_run.is_file():
+        os.environ["INTERVIEWSIM_CONFIG"] = str(last_run)
+        typer.echo(f"UI config: {last_run} (the last `interviewsim run`; set INTERVIEWSIM_CONFIG to override)")
+    else:
+        typer.echo("UI config: defaults and INTERVIEWSIM_* variables (no `interviewsim run` on this instance yet)")
     workspace = REPO_ROOT / "workspace.yaml"
     target = ["-w", str(workspace)] if workspace.is_file() else ["-m", "interviewsim_dagster.definitions"]
     dagster = Path(sys.executable).with_name("dagster")

@@ -49,9 +49,11 @@ def provider_of(model: ModelConfig) -> str:
 def pool_for(models: Iterable[ModelConfig]) -> str:
     """The Dagster pool capping concurrent steps that call these providers (``llm_<provider>``).
 
-    A step has one pool, so a step asking judges of several providers uses the joint pool
-    ``llm_<a>_<b>``; ``dagster.yaml`` gives every pool a default limit, and
-    ``dagster instance concurrency set llm_openai N`` tightens one provider.
+    Dagster gives a step exactly one pool, so a step asking judges of several providers uses the
+    joint pool named after all of them, sorted (``llm_anthropic_openai``): ``dagster instance
+    concurrency set llm_openai N`` does not cap that step, ``... set llm_anthropic_openai N`` does.
+    ``dagster.yaml`` gives every pool a default limit and says the same; inside a step the gateway
+    still bounds calls in flight per model (``ModelConfig.max_concurrency``).
     """
     return "llm_" + "_".join(sorted({provider_of(m) for m in models}))
 

@@ -29,8 +29,9 @@ from .defs.references import assets as reference_assets
 from .defs.report import build_assets as build_report_assets
 from .defs.simulate import assets as simulate_assets
 from .defs.simulate.checks import build_checks as build_generation_checks
+from .defs.simulate.checks import build_mcq_checks
 from .io_managers import ParquetIOManager
-from .launch import GLOBAL_JOB, PERSONALITY_JOB, PERSONALITY_METHOD_JOB, build_jobs
+from .launch import GLOBAL_JOB, PERSONALITY_JOB, PERSONALITY_METHOD_JOB, PERSONALITY_SUMMARY_JOB, build_jobs
 from .resources import CorpusResource, EvalConfigResource, GatewayResource
 
 AUTOMATION_SENSOR = "interviewsim_automation"
@@ -52,6 +53,8 @@ def load_config(env: Mapping[str, str] | None = None, overrides: Mapping[str, ob
     }
     if cfg.premise_conclusions is not None:
         updates["premise_conclusions"] = Path(cfg.premise_conclusions).expanduser().resolve()
+    if cfg.categories_csv is not None:
+        updates["categories_csv"] = Path(cfg.categories_csv).expanduser().resolve()
     return cfg.model_copy(update=updates)
 
 
@@ -77,12 +80,15 @@ def build_definitions(cfg: EvalConfig) -> dg.Definitions:
     by_name = {a.key.path[-1]: a for a in assets}
     checks = [
         *build_generation_checks(by_name["generations"]),
+        *build_mcq_checks(by_name["mcq_answers"]),
         *(build_invalid_rate_check(by_name[n]) for n in MODEL_CALLING),
     ]
     by_job: dict[str, list[dg.AssetsDefinition]] = {}
+    pxm_keys = {a.key for a in assets if isinstance(a.partitions_def, dg.MultiPartitionsDefinition)}
     for a in assets:
         job = (GLOBAL_JOB if a.partitions_def is None else
-               PERSONALITY_METHOD_JOB if isinstance(a.partitions_def, dg.MultiPartitionsDefinition) else PERSONALITY_JOB)
+               PERSONALITY_METHOD_JOB if a.key in pxm_keys else
+               PERSONALITY_SUMMARY_JOB if pxm_keys & set(a.dependency_keys) else PERSONALITY_JOB)
         by_job.setdefault(job, []).append(a)
     return dg.Definitions(
         assets=assets,

@@ -1,8 +1,8 @@
 """Headless materialisation on a real Dagster instance: what ``interviewsim run`` and ``demo`` call.
 
-Runs go through the definitions' three asset jobs (per personality, per personality x method,
-global) with ``execute_in_process`` on the given instance, so they are recorded like UI runs and
-show up in ``dagster dev``. A selection of partitions becomes as few runs as possible: each job
+Runs go through the definitions' four asset jobs (per personality, per personality x method,
+per-personality summaries of the P x M tables, global) with ``execute_in_process`` on the given
+instance, so they are recorded like UI runs and show up in ``dagster dev``. A selection of partitions becomes as few runs as possible: each job
 gets one run per rectangular block of contiguous keys (a multi-partition range is the product of
 its dimension ranges), which the single-run backfill policy lets one run cover. The usual cases,
 "everything", "one personality, all methods" and "one method, all personalities", are one run
@@ -24,8 +24,11 @@ from .defs.corpus.partitions import METHOD, PERSONALITY, personality_partitions,
 
 PERSONALITY_JOB = "personality_assets"
 PERSONALITY_METHOD_JOB = "personality_method_assets"
+PERSONALITY_SUMMARY_JOB = "personality_summary_assets"
+"""Per-personality assets that read P x M tables (``personality_scores``): their own job, run after the
+P x M job, because a job holds one partitioning and the per-personality job runs before the methods."""
 GLOBAL_JOB = "global_assets"
-JOB_ORDER = (PERSONALITY_JOB, PERSONALITY_METHOD_JOB, GLOBAL_JOB)
+JOB_ORDER = (PERSONALITY_JOB, PERSONALITY_METHOD_JOB, PERSONALITY_SUMMARY_JOB, GLOBAL_JOB)
 
 
 @dataclass(frozen=True)
@@ -57,12 +60,13 @@ class RunOutcome:
 
 
 def build_jobs(assets_by_job: dict[str, list[dg.AssetsDefinition]]) -> list[dg.UnresolvedAssetJobDefinition]:
-    """The three jobs; each holds assets of one partitioning so a run can cover a partition range."""
+    """The asset jobs; each holds assets of one partitioning so a run can cover a partition range."""
     return [
         dg.define_asset_job(name, selection=dg.AssetSelection.assets(*assets), description=desc)
         for name, desc in (
             (PERSONALITY_JOB, "Per-personality assets (single-run backfills over any personality range)."),
             (PERSONALITY_METHOD_JOB, "Per personality x method assets (single-run backfills over ranges)."),
+            (PERSONALITY_SUMMARY_JOB, "Per-personality summaries of the P x M tables (every method of a person)."),
             (GLOBAL_JOB, "Unpartitioned assets: the leaderboard (and the report)."),
         )
         if (assets := assets_by_job.get(name))
@@ -121,7 +125,7 @@ def plan_runs(
         keys = tuple(k for k in _topological(graph) if k in wanted and k in job.asset_layer.executable_asset_keys)
         if not keys:
             continue
-        if job_name == PERSONALITY_JOB:
+        if job_name in (PERSONALITY_JOB, PERSONALITY_SUMMARY_JOB):
             specs += [RunSpec(job_name, keys, a, b) for a, b in p_blocks]
         elif job_name == PERSONALITY_METHOD_JOB:
             specs += [
@@ -219,6 +223,6 @@ def register_personalities(instance: dg.DagsterInstance, corpus: str) -> tuple[l
 
 
 __all__ = [
-    "GLOBAL_JOB", "METHOD", "PERSONALITY_JOB", "PERSONALITY_METHOD_JOB", "RunOutcome", "RunSpec", "build_jobs",
+    "GLOBAL_JOB", "METHOD", "PERSONALITY_JOB", "PERSONALITY_METHOD_JOB", "PERSONALITY_SUMMARY_JOB", "RunOutcome", "RunSpec", "build_jobs",
     "execute", "plan_runs", "range_tags", "register_personalities",
 ]

@@ -136,14 +136,14 @@ def retrieval_inputs(cfg: EvalConfig, split: HeldOutSplit, methods) -> dict:
 
     if not any(resolve_method(m).needs_embedder for m in methods):
         return {"embedder": None, "train_embeddings": None, "embedding_cache": None}
-    embedder = _embedder(cfg.embedding_model, cfg.effective_embedding_api_base)
+    embedder = configured_embedder(cfg.embedding_model, cfg.effective_embedding_api_base)
     cache = _embedding_cache(str(Path(cfg.data_root) / ".cache" / "embeddings"))
     return {"embedder": embedder, "train_embeddings": train_question_matrix(split, embedder, cache),
             "embedding_cache": cache}
 
 
 @functools.lru_cache(maxsize=4)
-def _embedder(model: str, api_base: str | None) -> Embedder:
+def configured_embedder(model: str, api_base: str | None) -> Embedder:
     """One embedder per process and model: litellm embedders keep a client worth reusing."""
     from interviewsim_core.pipeline.direct import make_embedder
 

@@ -17,8 +17,8 @@ Parser decisions where the seed leaves room (all part of PARSER_VERSION):
 * ``decontextuality_score`` is any JSON number in [0, 1] (booleans and NaN rejected). The rubric
   names six anchors, but an intermediate value such as 0.7 is still a usable point on the
   gradient the seed wants kept, so it is accepted rather than re-asked.
-* ``notes`` may be empty and may be missing (read as ""): the seed asks for it "only if
-  something needs explaining". Every other key of both passes is required.
+* Every key of the seed's output shape is required in both passes, ``notes`` included: the seed's
+  "only if something needs explaining" licenses an empty ``notes``, not a missing key.
 * The commentary fields ``interpretation_notes`` and ``force_notes`` may be empty (a preserved
   force has nothing to name); the slot values, inference, labels, elements, evidence, gaps and
   ``primary_cause`` must be non-blank.
@@ -26,7 +26,12 @@ Parser decisions where the seed leaves room (all part of PARSER_VERSION):
   no repeats), because the verdict depends on which slot is unknown.
 * A slot value reads as UNKNOWN when it is ``UNKNOWN`` or starts with ``UNKNOWN`` followed by a
   non-word character (the seed's own worked example writes "UNKNOWN — the thing assented to is
-  absent"); the same rule reads ``NONE`` in ``licensed_inference``.
+  absent"); the same rule reads ``NONE`` in ``licensed_inference``. Both markers match in any
+  case: a judge that writes "Unknown - no date" or "none" means the marker, and reading it as a
+  filled slot or a real inference would turn a FAIL into a PASS. Re-asking instead would spend a
+  call to learn what the reply already says. A case variant must stand alone or be followed by
+  punctuation, because "None of his aides would resign" is a real inference that happens to open
+  with the word.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from ._json import fail, load_object, require_choice, require_keys, require_text
 PASS1_NAME = "premise_pass1"
 PASS2_NAME = "premise_pass2"
 CONTRACT_VERSION = "1"
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"
 
 PASS_1_BLIND_RECONSTRUCTION_PROMPT = """You are evaluating whether a stored conclusion can function as a PREMISE for future reasoning by a reader who will NEVER see the conversation it came from.
 
@@ -194,9 +199,22 @@ _PLACEHOLDER = re.compile(r"\{(conclusion|pass_1_json|peer_id|window)\}")
 
 
 def _marker(value: str, word: str) -> bool:
-    """``value`` is the marker word alone or followed by an explanation ("UNKNOWN — absent")."""
+    """``value`` is the marker word alone or followed by an explanation ("UNKNOWN — absent").
+
+    Upper case (the seed's spelling) may be followed by any non-word character. Another case must
+    be followed by nothing or by punctuation, so "Unknown - no date" and "none." are markers but
+    the English words opening "None of his aides would resign" or "Unknown Soldier" are not.
+    """
     v = value.strip()
-    return v == word or (v.startswith(word) and not (v[len(word)].isalnum() or v[len(word)] == "_"))
+    head, rest = v[: len(word)], v[len(word):]
+    if head.upper() != word:
+        return False
+    if not rest:
+        return True
+    if head == word:
+        return not (rest[0].isalnum() or rest[0] == "_")
+    after = rest.lstrip()
+    return rest[0] != "_" and not rest[0].isalnum() and (not after or not (after[0].isalnum() or after[0] == "_"))
 
 
 def is_unknown(value: str) -> bool:
@@ -221,7 +239,7 @@ class Pass1Result(_Frozen):
     decontextuality_score: float
     labels: tuple[str, ...]
     bundled: bool
-    notes: str = ""
+    notes: str
 
     @property
     def licenses_inference(self) -> bool:
@@ -373,7 +391,7 @@ def parse_pass1(raw: str) -> Pass1Result:
     """
     c = PASS1_NAME
     obj = load_object(raw, c)
-    require_keys(obj, _PASS1_KEYS if "notes" in obj else _PASS1_KEYS[:-1], c, raw)
+    require_keys(obj, _PASS1_KEYS, c, raw)
     slots = {s: require_text(obj[s], s, c, raw) for s in SLOTS}
     unknown = _text_list(obj["unknown_slots"], "unknown_slots", c, raw)
     names = tuple(u.lower() for u in unknown)
@@ -394,7 +412,7 @@ def parse_pass1(raw: str) -> Pass1Result:
         decontextuality_score=float(score),
         labels=_text_list(obj["labels"], "labels", c, raw),
         bundled=_bool(obj["bundled"], "bundled", c, raw),
-        notes=_string(obj.get("notes", ""), "notes", c, raw),
+        notes=_string(obj["notes"], "notes", c, raw),
     )
 
 

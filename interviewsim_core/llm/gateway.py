@@ -20,7 +20,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, fields
-from typing import Any, Literal, Sequence
+from typing import Any, Awaitable, Callable, Literal, Sequence
 
 from ..errors import ContractParseError
 from .cache import Cache, CachedEntry, NullCache, cache_key
@@ -166,6 +166,12 @@ class Gateway:
         self.close()
 
     # -- internals -------------------------------------------------------------------------
+    @staticmethod
+    def _entry(completion: Completion, messages: tuple, model: ModelConfig, req: CallRequest) -> CachedEntry:
+        return CachedEntry(raw=completion.text, messages=messages, model=model.model, contract=req.contract,
+                           prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens,
+                           cost_usd=completion.cost_usd)
+
     async def _cache_io(self, fn, *args):
         """Run a cache read or write off the event loop.
 
@@ -188,8 +194,11 @@ class Gateway:
             entry = await self._cache_io(self.cache.get, key)
             hit = entry is not None
             if entry is None:
+                async def persist(completion: Completion, key: str = key, sent: tuple = tuple(messages)) -> None:
+                    await self._cache_io(self.cache.put, key, self._entry(completion, sent, model, req))
+
                 try:
-                    completion, calls = await self._ask(model, messages, req)
+                    completion, calls = await self._ask(model, messages, req, persist)
                 except _Failed as failure:
                     totals["calls_made"] += failure.calls
                     self._ledger.add(failed=1)
@@ -198,12 +207,9 @@ class Gateway:
                                       attempts=tuple(attempts), model=model.name, cache_key=first_key,
                                       latency_s=time.perf_counter() - started, **totals)
                 totals["calls_made"] += calls
-                entry = CachedEntry(raw=completion.text, messages=tuple(messages), model=model.model,
-                                    contract=req.contract, prompt_tokens=completion.prompt_tokens,
-                                    completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd)
+                entry = self._entry(completion, tuple(messages), model, req)
                 self._ledger.add(prompt_tokens=completion.prompt_tokens,
                                  completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd)
-                await self._cache_io(self.cache.put, key, entry)
             else:
                 totals["cache_hits"] += 1
                 self._ledger.add(cache_hits=1)
@@ -234,8 +240,13 @@ class Gateway:
             raise ContractParseError(req.contract, "empty output", raw)
         return raw
 
-    async def _ask(self, model: ModelConfig, messages: list[dict[str, str]], req: CallRequest) -> tuple[Completion, int]:
-        """Send one attempt with the retry policy, inside the model's concurrency bound."""
+    async def _ask(self, model: ModelConfig, messages: list[dict[str, str]], req: CallRequest,
+                   persist: Callable[[Completion], Awaitable[None]]) -> tuple[Completion, int]:
+        """Send one attempt with the retry policy, inside the model's concurrency bound.
+
+        ``persist`` (the cache write) runs before the slot is released: a kill then loses at most
+        one answer per slot, so a resumed run repeats no more calls than the concurrency limit.
+        """
         semaphore = self._semaphore(model)
         direct = self.transport == "auto" and direct_eligible(model)
         if not direct and model.model.startswith("offline/") and not self._offline_ready:
@@ -253,8 +264,11 @@ class Gateway:
                 # Each transport enforces model.timeout_s on the request itself; no outer
                 # wait_for, which would also count time the loop spent on other calls' CPU work.
                 if direct:
-                    return await call_direct(model, messages)
-                return await call_litellm(model, messages, metadata=self._metadata(model, calls - 1))
+                    completion = await call_direct(model, messages)
+                else:
+                    completion = await call_litellm(model, messages, metadata=self._metadata(model, calls - 1))
+                await persist(completion)
+                return completion
 
         try:
             try:

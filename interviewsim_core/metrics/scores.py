@@ -17,10 +17,13 @@ import numpy as np
 import pandas as pd
 
 from ..contracts.personality import TRAITS, alignment, modal_vote
-from .statistics import bootstrap_ci
+from .statistics import Interval, bootstrap_ci
 
 __all__ = [
     "Aggregate",
+    "CI_CONFIDENCE",
+    "CI_N_RESAMPLES",
+    "macro_interval",
     "METHOD_SCORE_COLUMNS",
     "MACRO_METRICS",
     "cs_mean",
@@ -51,6 +54,11 @@ MACRO_METRICS: tuple[str, ...] = (
     "mcq3_accuracy", "mcq3_reward", "mcq4_accuracy", "mcq4_reward",
 )  # fmt: skip
 """Per-personality metrics macro-averaged over personalities, each with a bootstrap CI."""
+
+CI_CONFIDENCE = 0.95
+"""Confidence level of every macro-average interval (leaderboard table, report, Dagster metadata)."""
+CI_N_RESAMPLES = 2000
+"""Bootstrap resamples of every macro-average interval."""
 
 _SUMMED = ("cs_invalid", "fc_invalid", "ps_invalid", "mcq_invalid", "prompt_tokens", "completion_tokens", "cost_usd")
 _TOKEN_COLS = ("prompt_tokens", "completion_tokens", "cost_usd")
@@ -243,11 +251,30 @@ def _typed(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def macro_interval(
+    values: Sequence[float] | np.ndarray,
+    *,
+    seed: int = 0,
+    n_resamples: int = CI_N_RESAMPLES,
+    confidence: float = CI_CONFIDENCE,
+) -> Interval:
+    """Macro mean over personalities and its percentile bootstrap interval (NaNs dropped).
+
+    The one interval both the leaderboard Parquet and the report show, so the same numbers never
+    get two CIs. Percentile rather than BCa: BCa's jackknife acceleration is unstable with the
+    handful of personalities a run usually has. Values are sorted before resampling so the
+    interval depends only on the per-personality values, not on the row order the tables were
+    read in (the Parquet step and the report concatenate partitions in different orders).
+    """
+    arr = np.sort(np.asarray(values, dtype=np.float64).ravel())
+    return bootstrap_ci(arr, confidence=confidence, n_resamples=n_resamples, seed=seed, method="percentile")
+
+
 def macro_average(
     method_scores: pd.DataFrame,
     *,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
+    confidence: float = CI_CONFIDENCE,
+    n_resamples: int = CI_N_RESAMPLES,
     seed: int = 0,
     with_ci: bool = True,
 ) -> pd.DataFrame:
@@ -255,7 +282,7 @@ def macro_average(
 
     Each metric is the mean of its per-personality values, skipping personalities where it is
     NaN (no valid judgments); ``<metric>_ci_low``/``_ci_high`` is a bootstrap interval over
-    those personalities (NaN with fewer than two). Invalid counts, tokens and cost are summed.
+    those personalities (``macro_interval``; NaN with fewer than two). Invalid counts, tokens and cost are summed.
     """
     cols = ["method", "judge", "n_personalities"]
     for m in MACRO_METRICS:
@@ -267,7 +294,7 @@ def macro_average(
         for m in MACRO_METRICS:
             values = grp[m].to_numpy(dtype=float)
             if with_ci:
-                ci = bootstrap_ci(values, confidence=confidence, n_resamples=n_resamples, seed=seed)
+                ci = macro_interval(values, seed=seed, n_resamples=n_resamples, confidence=confidence)
                 row[m], row[f"{m}_ci_low"], row[f"{m}_ci_high"] = ci.estimate, ci.low, ci.high
             else:
                 valid = values[~np.isnan(values)]

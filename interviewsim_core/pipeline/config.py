@@ -29,7 +29,7 @@ ENV_PREFIX = "INTERVIEWSIM_"
 JUDGE_CONTRACTS: tuple[str, ...] = ("content_similarity", "factual_consistency", "personality")
 
 _MODEL_FIELDS = ("generator", "builder", "premise_judge")
-_PATH_FIELDS = ("corpus", "data_root", "cache_path", "premise_conclusions")
+_PATH_FIELDS = ("corpus", "data_root", "cache_path", "premise_conclusions", "categories_csv")
 
 
 def _sample_corpus() -> Path:
@@ -92,6 +92,9 @@ class EvalConfig(BaseModel):
     premise_conclusions: Path | None = None
     """JSONL of your own conclusions (``{conclusion, peer_id, window, conclusion_id}`` per line) for the
     ``user_premise_verdicts`` asset; ``None`` leaves that asset out of the graph rather than defining an empty one."""
+    categories_csv: Path | None = None
+    """CSV with columns ``personality_id, category`` for the report's contradiction-by-category breakdown;
+    ``None`` leaves that section "not run" (categories are the user's grouping, not something the corpus says)."""
 
     @field_validator("methods")
     @classmethod

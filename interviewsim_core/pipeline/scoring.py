@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..llm.types import ModelConfig
-from ..metrics.scores import macro_average, personality_scores
+from ..metrics.scores import CI_N_RESAMPLES, macro_average, personality_scores
 from ..split import HeldOutSplit
 from .tables import empty_frame, schema_of
 
@@ -52,7 +52,7 @@ def score_method(
     return df[schema_of("method_scores").names]
 
 
-def build_leaderboard(method_scores_all: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000) -> pd.DataFrame:
+def build_leaderboard(method_scores_all: pd.DataFrame, *, seed: int = 0, n_resamples: int = CI_N_RESAMPLES) -> pd.DataFrame:
     """Macro averages over personalities per (method, judge), each with a 95% bootstrap CI.
 
     A personality without a value for a metric (all its judgments invalid, or no 4-option run)
@@ -62,3 +62,20 @@ def build_leaderboard(method_scores_all: pd.DataFrame, *, seed: int = 0, n_resam
         return empty_frame("leaderboard")
     df = macro_average(method_scores_all, seed=seed, n_resamples=n_resamples)
     return df[schema_of("leaderboard").names]
+
+
+def combine_personality_scores(frames: Sequence[pd.DataFrame], methods_order: Sequence[str] = ()) -> pd.DataFrame:
+    """One personality's ``method_scores`` rows across the methods run so far, as ``personality_scores``.
+
+    Methods not run yet are simply absent (a partially run corpus is normal), so comparing one
+    person's methods never waits for every method. Rows follow the configured method order, then
+    judge, so the table reads the same whichever partitions happened to load first.
+    """
+    parts = [f for f in frames if f is not None and len(f)]
+    if not parts:
+        return empty_frame("personality_scores")
+    df = pd.concat(parts, ignore_index=True)[schema_of("personality_scores").names]
+    rank = {m: i for i, m in enumerate(methods_order)}
+    order = df["method"].map(lambda m: rank.get(m, len(rank)))
+    df = df.assign(_rank=order).sort_values(["_rank", "method", "judge"], kind="stable")
+    return df.drop(columns="_rank").reset_index(drop=True)

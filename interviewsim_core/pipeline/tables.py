@@ -107,6 +107,10 @@ SCHEMAS: dict[str, pa.Schema] = {
 # as their own unpartitioned table so a team's bench never mixes with the framework's own artefacts.
 SCHEMAS["user_premise_verdicts"] = SCHEMAS["premise_verdicts"]
 
+# One personality's method_scores rows across every method run so far (a per-personality read of a
+# P x M table): same columns, stored per personality so comparing methods needs one file.
+SCHEMAS["personality_scores"] = SCHEMAS["method_scores"]
+
 # The metrics the leaderboard macro-averages, each with a bootstrap CI: owned by metrics.scores.
 LEADERBOARD_METRICS: tuple[str, ...] = MACRO_METRICS
 
@@ -129,6 +133,7 @@ KEY_COLUMNS: dict[str, tuple[str, ...]] = {
     "generated_personality": ("personality_id", "method", "judge", "trait", "vote_index"),
     "mcq_answers": ("personality_id", "method", "n_options", "item_id"),
     "method_scores": ("personality_id", "method", "judge"),
+    "personality_scores": ("personality_id", "method", "judge"),
     "premise_verdicts": ("personality_id", "artifact_kind", "conclusion_id"),
     "user_premise_verdicts": ("conclusion_id",),
     "leaderboard": ("method", "judge"),

@@ -1,7 +1,10 @@
 """Offline clustering of the judges' free-text labels into a ranked table.
 
-Seed 002 keeps labels as free text ("do not promote them to an enum") and asks for them to be
-clustered offline. Two steps, cheapest first:
+Seed 002 keeps labels as free text ("do not promote them to an enum") and asks for the *failure*
+labels to be clustered offline. Only FAIL rows are clustered: a PASS row's labels name defects the
+verdict judged harmless (a judge may still note "weak-subject" on a usable premise), and INVALID
+or ERROR rows carry no complete judgement, so counting either would rank non-failures among the
+failure modes the clusters exist to show. Two steps, cheapest first:
 
 1. normalise: lowercase; hyphens, underscores and whitespace unified to one hyphen; other
    punctuation dropped; a simple plural stem per word ("-ies" -> "-y", "-sses" -> "-ss", a
@@ -74,7 +77,13 @@ def label_cluster_table(
     threshold: float = DEFAULT_THRESHOLD,
     max_examples: int = 3,
 ) -> pd.DataFrame:
-    """Ranked clusters of the ``labels`` column of a ``premise_verdicts`` table.
+    """Ranked clusters of the ``labels`` of the FAIL rows of a ``premise_verdicts`` table.
+
+    Args:
+        df: needs ``verdict`` and ``labels``; ``conclusion`` supplies the examples when present.
+
+    Raises:
+        ValueError: ``df`` has no ``verdict`` column, so failures cannot be told apart.
 
     Returns:
         Columns ``rank`` (1 = largest), ``representative``, ``size`` (label occurrences),
@@ -86,7 +95,10 @@ def label_cluster_table(
         from ..llm.embeddings import HashingEmbedder
 
         embedder = HashingEmbedder()
-    occurrences: list[tuple[str, int]] = []  # (normalised label, row position)
+    if "verdict" not in df.columns:
+        raise ValueError("label clustering needs the verdict column: only FAIL rows' labels are clustered")
+    df = df[df["verdict"] == "FAIL"].reset_index(drop=True)
+    occurrences: list[tuple[str, int]] = []  # (normalised label, row position among FAIL rows)
     for pos, labels in enumerate(df["labels"] if "labels" in df.columns else []):
         for lab in labels if labels is not None else []:
             form = normalise_label(str(lab))

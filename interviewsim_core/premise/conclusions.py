@@ -3,12 +3,19 @@
 Three sources (issue 5):
 
 * fact-summary statements: a personality's fact summary split into single statements; the
-  window is the held-out QA pairs the summary was built from, in chronological order;
-* atomic items: the item stated as a claim; the window is its source QA pair;
+  window is the held-out *responses* the summary was built from, in chronological order, because
+  that is all the fact-summary builder saw (``pipeline/builders.py`` hands it response texts, never
+  the interviewer's questions);
+* atomic items: the item stated as a claim; the window is its source QA pair, question and
+  response, because the atomic-item builder saw both;
 * user-supplied conclusions: a JSONL file, validated strictly before anything runs.
 
 Time references for the framework's own artifacts are the interview id and its ``sequence``:
 the prepared input carries no wall-clock dates, and the window says so instead of inventing any.
+
+Seed 002 requires pass 2 to see exactly the window the deriver saw: a window with more in it
+(say, the questions) would let pass 2 call context PRESENT_IN_WINDOW that the deriver never had,
+and the attribution split, the bench's headline number, would blame the prompt for an input gap.
 """
 
 from __future__ import annotations
@@ -26,6 +33,12 @@ from ..errors import InputValidationError, Problem
 from ..split import HeldOutSplit, PairRef
 
 ArtifactKind = Literal["fact_summary", "atomic_item", "user"]
+
+CONCLUSIONS_VERSION = "2"
+"""Version of what this module turns artifacts into: the statement splitter, the atomic-claim
+wording, the window each kind gets and ``NO_DATES_NOTE``. Any of them changes the text the judge
+reads, so bump it with any such change; the premise assets put it in their code version so that
+a bump re-materialises them. (2: fact-summary windows hold the responses only.)"""
 
 INTERVIEWER = "interviewer"
 
@@ -102,13 +115,22 @@ def split_statements(summary: str) -> list[str]:
     return [s for s in out if any(ch.isalnum() for ch in s)]
 
 
+def _time_of(p: PairRef) -> str:
+    return f"interview {p.interview_id}, sequence {p.sequence}"
+
+
 def _pair_window(pairs: Iterable[PairRef], personality_id: str) -> tuple[WindowMessage, ...]:
+    """Question then response of each pair: what a deriver shown whole QA pairs saw."""
     msgs: list[WindowMessage] = []
     for p in pairs:
-        when = f"interview {p.interview_id}, sequence {p.sequence}"
-        msgs.append(WindowMessage(speaker=INTERVIEWER, time=when, text=p.question))
-        msgs.append(WindowMessage(speaker=personality_id, time=when, text=p.response))
+        msgs.append(WindowMessage(speaker=INTERVIEWER, time=_time_of(p), text=p.question))
+        msgs.append(WindowMessage(speaker=personality_id, time=_time_of(p), text=p.response))
     return tuple(msgs)
+
+
+def _response_window(pairs: Iterable[PairRef], personality_id: str) -> tuple[WindowMessage, ...]:
+    """The responses alone: what the fact-summary builder saw."""
+    return tuple(WindowMessage(speaker=personality_id, time=_time_of(p), text=p.response) for p in pairs)
 
 
 def _ok_rows(df: pd.DataFrame | None, personality_id: str) -> pd.DataFrame:
@@ -123,8 +145,9 @@ def _ok_rows(df: pd.DataFrame | None, personality_id: str) -> pd.DataFrame:
 def fact_summary_conclusions(split: HeldOutSplit, fact_summary_df: pd.DataFrame | None) -> list[Conclusion]:
     """One conclusion per statement of this personality's (successfully built) fact summary.
 
-    The window is the held-out pairs named in ``source_qa_ids`` (all held-out pairs when that
-    column is absent), oldest first, question then response for each pair.
+    The window is the responses of the held-out pairs named in ``source_qa_ids`` (all held-out
+    pairs when that column is absent), oldest first, each with its interview and sequence; no
+    interviewer question, since the builder never saw one.
     """
     pid = split.personality_id
     out: list[Conclusion] = []
@@ -132,7 +155,7 @@ def fact_summary_conclusions(split: HeldOutSplit, fact_summary_df: pd.DataFrame 
         ids = getattr(row, "source_qa_ids", None)
         wanted = None if ids is None else {str(i) for i in ids}
         pairs = [p for p in split.test_pairs if wanted is None or p.qa_id in wanted]
-        window = _pair_window(pairs, pid)
+        window = _response_window(pairs, pid)
         for i, statement in enumerate(split_statements(str(row.summary)), start=1):
             out.append(
                 Conclusion(

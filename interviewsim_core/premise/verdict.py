@@ -5,7 +5,13 @@ PASS iff
   pass 2: interpretation == MATCH, no unsupported elements, force preserved, and time_status in
           {ANCHORED_CORRECTLY, HEDGED_APPROPRIATELY, SELF_ANCHORING, ANCHORED_TO_BAD_TIMESTAMP}
           (the last is an input failure, not a deriver failure, so it does not fail the deriver).
-Otherwise FAIL, with primary_cause from pass 2.
+Otherwise FAIL, with primary_cause taken from pass 2's attribution, verbatim.
+
+pass 2 may call a conclusion clean ("NONE") while a pass-1 condition still fails it (typically an
+UNKNOWN slot pass 2 did not count as a defect). The row then reads FAIL with primary_cause "NONE":
+the seed makes primary_cause pass 2's word, and inventing a cause in code would put labels into the
+pass-2 column (and into the offline label clusters) that no judge wrote. Why it failed is always
+in ``reasons``, so nothing is lost.
 
 Which slots a claim requires: pass 1's own rubric already encodes it. A slot the claim does not
 need is written N/A (scope of a simple event) or SELF_ANCHORING (time of an enduring attribute);
@@ -68,9 +74,8 @@ def failed_conditions(p1: Pass1Result, p2: Pass2Result) -> tuple[str, ...]:
 def combine(p1: Pass1Result, p2: Pass2Result) -> Verdict:
     """Combine both passes into PASS or FAIL.
 
-    On FAIL the primary cause is pass 2's ``primary_cause``. When pass 2 called the conclusion
-    clean ("NONE") but a condition still failed (typically a pass-1 UNKNOWN), the first failed
-    condition stands in, so that no FAIL row reads "NONE".
+    On FAIL the primary cause is pass 2's ``primary_cause`` exactly as written, "NONE" included;
+    the failed conditions themselves are in ``reasons``.
     """
     reasons = failed_conditions(p1, p2)
     if not reasons:
@@ -81,10 +86,9 @@ def combine(p1: Pass1Result, p2: Pass2Result) -> Verdict:
             decontextuality_score=p1.decontextuality_score,
             attributions=p2.failure_attribution,
         )
-    cause = p2.primary_cause if p2.primary_cause.strip().upper() != "NONE" else reasons[0]
     return Verdict(
         verdict="FAIL",
-        primary_cause=cause,
+        primary_cause=p2.primary_cause,
         reasons=reasons,
         decontextuality_score=p1.decontextuality_score,
         attributions=p2.failure_attribution,

@@ -212,6 +212,16 @@ def _premise_section(verdicts: pd.DataFrame, embedder: Embedder | None) -> Secti
         extra={"cross_check": h.cross_check.model_dump()})
 
 
+def _only_methods(tables: dict[str, pd.DataFrame], methods: Sequence[str] | None) -> dict[str, pd.DataFrame]:
+    """Drop rows of methods not asked for: a data root keeps the Parquet of methods since removed
+    from the config, and they must not reappear in the leaderboard or the paired tests."""
+    if methods is None:
+        return tables
+    keep = set(methods)
+    return {n: (t[t["method"].isin(keep)].reset_index(drop=True) if "method" in t.columns else t)
+            for n, t in tables.items()}
+
+
 def build_report(
     data_root: Path | str | None = None,
     *,
@@ -219,6 +229,7 @@ def build_report(
     categories_csv: Path | str | None = None,
     embedder: Embedder | None = None,
     pairs: Sequence[tuple[str, str]] | None = None,
+    methods: Sequence[str] | None = None,
     seed: int = 0,
     title: str | None = None,
 ) -> ReportData:
@@ -228,8 +239,11 @@ def build_report(
         tables: table name -> frame, e.g. ``run_evaluation``'s return value; missing names are
             read from ``data_root`` when given, else treated as not run.
         categories_csv: optional CSV (personality_id, category) for the category breakdown.
-        embedder: for the overlap analysis; ``HashingEmbedder`` when None.
+        embedder: for the overlap analysis and the premise label clustering; ``HashingEmbedder``
+            when None.
         pairs: method pairs to test; default ``paired.default_pairs``.
+        methods: report only these methods (rows of any other method in any table are dropped);
+            None keeps every method found.
 
     Raises:
         ConfigError: the categories file is malformed.
@@ -240,6 +254,7 @@ def build_report(
     if root is not None and missing:
         given.update(load_tables(root, missing))
     t = {n: (given[n] if n in given and given[n] is not None else empty_frame(n)) for n in REPORT_TABLES}
+    t = _only_methods(t, methods)
     meta = _meta(t, root, title)
     lb, board = _leaderboard_section(t["method_scores"], seed)
     sections = [
@@ -284,19 +299,23 @@ def write_report(
     embedder: Embedder | None = None,
     *,
     report_data: ReportData | None = None,
+    methods: Sequence[str] | None = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
     seed: int = 0,
 ) -> ReportPaths:
     """Build (unless ``report_data`` is given) and write ``report.html`` and ``report.json``.
 
     Args:
         out_dir: default ``<data_root>/report``.
+        methods, pairs: as in ``build_report`` (ignored when ``report_data`` is given).
 
     Returns:
         Paths of the two files, both written atomically.
     """
     from .html import render_html
 
-    data = report_data or build_report(data_root, categories_csv=categories_csv, embedder=embedder, seed=seed)
+    data = report_data or build_report(data_root, categories_csv=categories_csv, embedder=embedder,
+                                       methods=methods, pairs=pairs, seed=seed)
     out = Path(out_dir) if out_dir is not None else Path(data_root) / "report"
     json_path = atomic_write_text(out / JSON_NAME, json.dumps(data.to_dict(), indent=1, ensure_ascii=False))
     html_path = atomic_write_text(out / HTML_NAME, render_html(data))

@@ -12,14 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..metrics.statistics import bootstrap_ci
+from ..metrics.scores import CI_N_RESAMPLES, macro_interval
 from .catalog import JUDGED_METRICS, MCQ_METRICS, Metric, fmt, is_missing, order_methods
 
 __all__ = ["LEADERBOARD_COLUMNS", "leaderboard", "mcq_rows", "mark_best", "invalid_counts", "leaderboard_markdown_table"]
 
 LEADERBOARD_COLUMNS = ["method", "judge", "metric", "value", "ci_low", "ci_high", "n_personalities", "best"]
-CONFIDENCE = 0.95
-N_RESAMPLES = 2000
+N_RESAMPLES = CI_N_RESAMPLES
 
 
 def mcq_rows(method_scores: pd.DataFrame) -> pd.DataFrame:
@@ -30,8 +29,8 @@ def mcq_rows(method_scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cell(values: pd.Series, seed: int, n_resamples: int) -> dict:
-    arr = values.astype(float).to_numpy()
-    ci = bootstrap_ci(arr, confidence=CONFIDENCE, n_resamples=n_resamples, seed=seed, method="percentile")
+    # The same interval as the pipeline's leaderboard.parquet (metrics.scores.macro_average).
+    ci = macro_interval(values.astype(float).to_numpy(), seed=seed, n_resamples=n_resamples)
     return {"value": ci.estimate, "ci_low": ci.low, "ci_high": ci.high, "n_personalities": ci.n}
 
 

@@ -24,6 +24,7 @@ def test_single_personality_then_single_method(tiny_corpus, tmp_path):
     assert [(s.job, s.start, s.end) for s in specs] == [
         ("personality_assets", "TINY_BRISK", "TINY_BRISK"),
         ("personality_method_assets", "simple|TINY_BRISK", "memory-10|TINY_BRISK"),
+        ("personality_summary_assets", "TINY_BRISK", "TINY_BRISK"),
         ("global_assets", None, None),
     ]
     outcomes = launch.execute(defs, instance, specs, progress=lambda _m: None)
@@ -34,7 +35,7 @@ def test_single_personality_then_single_method(tiny_corpus, tmp_path):
                                          "TINY_BRISK/simple.parquet"]
     assert not partition_path(cfg.data_root, "heldout_split", "TINY_ALDER").exists()
     runs = instance.get_runs()
-    assert len(runs) == 3  # no run per partition
+    assert len(runs) == 4  # one run per job, no run per partition
 
     specs = launch.plan_runs(defs, instance, cfg.methods, methods=["chrono-100"], selection="generations")
     assert [(s.job, s.start, s.end) for s in specs] == [

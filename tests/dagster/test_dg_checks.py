@@ -56,3 +56,34 @@ def test_invalid_rate_check_fails_when_outputs_break_their_contract(cfg, monkeyp
     (outcome,) = _run(cfg, "heldout_split,atomic_items")
     assert outcome.success  # invalid outputs are rows, not a crash
     assert outcome.checks_failed == ["atomic_items:invalid_output_rate_under_threshold"]
+
+
+MCQ_STEPS = "heldout_split,atomic_items,mcq_items,mcq_answers"
+MCQ_LEAK = "mcq_answers:no_heldout_text_in_mcq_answering_prompts"
+
+
+def test_mcq_leak_check_passes_on_the_real_prompts(cfg):
+    outcomes = _run(cfg, MCQ_STEPS)
+    assert all(o.success for o in outcomes) and not [f for o in outcomes for f in o.checks_failed]
+    assert outcomes[-1].spec.job == launch.PERSONALITY_METHOD_JOB and outcomes[-1].checks_passed >= 1
+
+
+def test_mcq_leak_check_fails_when_the_context_holds_heldout_text(cfg, monkeypatch):
+    from interviewsim_core.pipeline import mcq
+
+    real = mcq.plan_mcq_answers
+
+    def leaky(split, *args, **kw):
+        planned = real(split, *args, **kw)
+        # A selector bug that puts a held-out answer into the shared context (not one of the items asked).
+        # Prefer an answer from another interview than the first group's items, so no exemption touches it.
+        asked = set(planned[0].row["_qa_ids"])
+        leaked = next((p.response for p in split.test_pairs if p.qa_id not in asked), split.test_pairs[0].response)
+        req = planned[0].request
+        messages = ({**req.messages[0], "content": req.messages[0]["content"] + "\n" + leaked}, *req.messages[1:])
+        return [planned[0]._replace(request=req.model_copy(update={"messages": messages})), *planned[1:]]
+
+    monkeypatch.setattr(mcq, "plan_mcq_answers", leaky)
+    outcome = _run(cfg, MCQ_STEPS)[-1]
+    assert outcome.spec.job == launch.PERSONALITY_METHOD_JOB
+    assert MCQ_LEAK in outcome.checks_failed

@@ -32,3 +32,96 @@ def test_run_command_materialises_one_personality_on_the_instance(tiny_corpus, t
     with dg.DagsterInstance.from_config(str(home)) as instance:
         assert len(instance.get_runs()) == 2  # recorded on the instance the UI reads
         assert sorted(instance.get_dynamic_partitions("personality")) == ["TINY_ALDER", "TINY_BRISK"]
+
+
+def _ui(monkeypatch) -> dict:
+    """Invoke `interviewsim ui` with dagster dev's exec replaced by a recorder."""
+    from interviewsim_cli import app, run_cmds
+
+    seen: dict = {}
+
+    def fake_exec(exe, args, env):
+        seen.update(exe=exe, args=args, config=env.get("INTERVIEWSIM_CONFIG"))
+
+    monkeypatch.setattr(run_cmds.os, "execvpe", fake_exec)
+    result = CliRunner().invoke(app, ["ui"])
+    assert result.exit_code == 0, result.output
+    seen["output"] = result.output
+    return seen
+
+
+def test_ui_uses_the_config_of_the_last_run(tiny_corpus, tmp_path, monkeypatch):
+    """After `run --judges X`, the UI's code location builds the same graph, hence the same code versions."""
+    import yaml
+
+    from interviewsim_cli import app
+    from interviewsim_cli.run_cmds import LAST_RUN_CONFIG
+    from interviewsim_dagster.definitions import build_definitions, load_config
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.delenv("INTERVIEWSIM_CONFIG", raising=False)
+    config = tmp_path / "interviewsim.yaml"
+    config.write_text("methods: [simple, wiki]\njudges:\n  - {model: offline/extractive, label: judge-x, "
+                      "api_key_env: JUDGE_X_KEY, extra_params: {top_k: 3}}\n")
+    result = CliRunner().invoke(app, [
+        "run", "--corpus", str(tiny_corpus), "--data-root", str(tmp_path / "data"), "--config", str(config),
+        "--methods", "simple", "--personalities", "TINY_ALDER", "--assets", "heldout_split",
+    ])
+    assert result.exit_code == 0, result.output
+    saved = home / LAST_RUN_CONFIG
+    assert str(saved) in result.output
+    text = saved.read_text()
+    assert yaml.safe_load(text)["judges"][0]["api_key_env"] == "JUDGE_X_KEY"  # the variable's name only
+
+    seen = _ui(monkeypatch)
+    assert seen["config"] == str(saved) and str(saved) in seen["output"]
+    assert seen["args"][1] == "dev"
+    ui_cfg = load_config(env={"INTERVIEWSIM_CONFIG": seen["config"]})
+    assert ui_cfg.methods == ("simple", "wiki") and [j.name for j in ui_cfg.judges] == ["judge-x"]
+    assert ui_cfg.data_root == (tmp_path / "data").resolve()
+    run_cfg = load_config(env={"INTERVIEWSIM_CONFIG": str(config)},
+                          overrides={"corpus": tiny_corpus, "data_root": tmp_path / "data"})
+    versions = [
+        {k.to_user_string(): g.get(k).code_version for k in g.get_all_asset_keys()}
+        for g in (build_definitions(c).resolve_asset_graph() for c in (run_cfg, ui_cfg))
+    ]
+    assert {k: v for k, v in versions[0].items() if v != versions[1][k]} == {}
+
+
+def test_saved_config_drops_a_credential_put_in_extra_params(tmp_path):
+    import yaml
+
+    from interviewsim_cli.run_cmds import save_last_run_config
+    from interviewsim_core.llm.types import ModelConfig
+    from interviewsim_core.pipeline.config import EvalConfig
+
+    judge = ModelConfig(model="openai/gpt-4.1", api_key_env="OPENAI_API_KEY",
+                        extra_params={"api_key": "sk-do-not-store", "x_secret": "s", "max_tokens": 5, "top_k": 3})
+    path = save_last_run_config(EvalConfig(judges=(judge,), generator=judge), tmp_path)
+    text = path.read_text()
+    assert "sk-do-not-store" not in text and "x_secret" not in text
+    data = yaml.safe_load(text)
+    assert data["judges"][0]["extra_params"] == data["generator"]["extra_params"] == {"max_tokens": 5, "top_k": 3}
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temp file left behind
+    assert EvalConfig.load(config_file=path).judges[0].api_key_env == "OPENAI_API_KEY"
+
+
+def test_ui_keeps_a_config_the_user_set(tmp_path, monkeypatch):
+    from interviewsim_cli.run_cmds import LAST_RUN_CONFIG
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / LAST_RUN_CONFIG).write_text("seed: 1\n")
+    mine = tmp_path / "mine.yaml"
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.setenv("INTERVIEWSIM_CONFIG", str(mine))
+    seen = _ui(monkeypatch)
+    assert seen["config"] == str(mine) and "set by you" in seen["output"]
+
+
+def test_ui_without_a_previous_run_says_it_uses_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("INTERVIEWSIM_CONFIG", raising=False)
+    seen = _ui(monkeypatch)
+    assert seen["config"] is None and "no `interviewsim run`" in seen["output"]

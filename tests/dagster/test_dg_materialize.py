@@ -12,17 +12,19 @@ from interviewsim_core.loader import load_document
 
 from dg_helpers import PEOPLE
 
-P_ASSETS = ("heldout_split", "fact_summary", "atomic_items", "mcq_items", "reference_personality", "premise_verdicts")
+P_ASSETS = ("heldout_split", "fact_summary", "atomic_items", "mcq_items", "reference_personality", "premise_verdicts",
+            "personality_scores")
 PXM_ASSETS = tuple(sorted(PER_METHOD))
 
 
 def test_every_run_succeeds_with_checks_passing(full_run):
     outcomes = full_run["outcomes"]
-    assert [o.spec.job for o in outcomes] == ["personality_assets", "personality_method_assets", "global_assets"]
+    assert [o.spec.job for o in outcomes] == ["personality_assets", "personality_method_assets",
+                                              "personality_summary_assets", "global_assets"]
     assert all(o.success for o in outcomes)
     assert all(not o.checks_failed for o in outcomes)
-    # 10 invalid-rate checks + the 2 generation checks ran and passed.
-    assert sum(o.checks_passed for o in outcomes) == 12
+    # 10 invalid-rate checks + the 2 generation checks + the MCQ leak check ran and passed.
+    assert sum(o.checks_passed for o in outcomes) == 13
 
 
 def test_every_asset_partition_is_a_parquet_file_with_its_schema(full_run):

@@ -73,6 +73,23 @@ def test_env_path_is_resolved_and_changing_file_or_judge_changes_the_code_versio
     assert len({version(cfg), version(other_file), version(other_judge)}) == 3
 
 
+def test_conclusions_version_joins_both_premise_code_versions(tiny_corpus, tmp_path, monkeypatch):
+    from interviewsim_dagster.defs.premise import assets as premise_assets
+
+    file = _jsonl(tmp_path / "mine.jsonl", RECORDS)
+    cfg = make_config(tiny_corpus, tmp_path / "data", methods="simple", premise_conclusions=str(file))
+    keys = (ASSET, dg.AssetKey("premise_verdicts"))
+
+    def versions() -> tuple[str, ...]:
+        graph = build_definitions(cfg).resolve_asset_graph()
+        return tuple(graph.get(k).code_version for k in keys)
+
+    before = versions()
+    monkeypatch.setattr(premise_assets, "CONCLUSIONS_VERSION", premise_assets.CONCLUSIONS_VERSION + "-next")
+    after = versions()
+    assert all(a != b for a, b in zip(before, after))
+
+
 def test_materialises_verdicts_with_headline_metadata(tiny_corpus, tmp_path):
     file = _jsonl(tmp_path / "mine.jsonl", RECORDS)
     cfg = make_config(tiny_corpus, tmp_path / "data", methods="simple", premise_conclusions=str(file))

@@ -9,16 +9,16 @@ import dagster as dg
 
 from interviewsim_core.pipeline import judges
 from interviewsim_core.pipeline.config import EvalConfig
-from interviewsim_core.pipeline.scoring import build_leaderboard, score_method
+from interviewsim_core.pipeline.scoring import build_leaderboard, combine_personality_scores, score_method
 from interviewsim_core.pipeline.tables import conform, empty_frame
 from interviewsim_core.report import build_report, leaderboard_markdown
 
-from ...assets_support import SINGLE_RUN, cells, frame_for, model_version, pool_for
+from ...assets_support import SINGLE_RUN, cells, frame_for, model_version, personality_keys, pool_for
 from ...batching import concat, describe, run_partitioned
 from ...io_managers import ALLOW_MISSING
 from ...resources import CorpusResource, EvalConfigResource, GatewayResource
-from ..corpus.partitions import personality_x_method, to_personality
-from .automation import FOLLOW_UPSTREAM, rescore_on_judge_change
+from ..corpus.partitions import dims_of, personality_partitions, personality_x_method, to_personality
+from .automation import AFTER_ANY_UPSTREAM_UPDATE, FOLLOW_UPSTREAM, rescore_on_judge_change
 
 GROUP = "evaluate"
 
@@ -106,12 +106,36 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         return frames
 
     @dg.asset(
+        partitions_def=personality_partitions,
+        group_name=GROUP,
+        backfill_policy=SINGLE_RUN,
+        kinds={"parquet"},
+        ins={"method_scores": dg.AssetIn(partition_mapping=to_personality, metadata={ALLOW_MISSING: True})},
+        automation_condition=AFTER_ANY_UPSTREAM_UPDATE,
+        description="One personality's method_scores rows across every method run so far, to compare methods "
+        "for one person. A method not run yet is listed as missing in the metadata, not an error.",
+    )
+    def personality_scores(context: dg.AssetExecutionContext, method_scores: dict,
+                           eval_config: EvalConfigResource):
+        methods = list(eval_config.get().methods)
+        by_pid: dict[str, dict[str, object]] = {pid: {} for pid in personality_keys(context)}
+        for key, df in method_scores.items():
+            dims = dims_of(pxm, key)
+            by_pid.setdefault(dims["personality"], {})[dims["method"]] = df
+        frames = {pid: combine_personality_scores(list(got.values()), methods) for pid, got in by_pid.items()}
+        for pid, got in by_pid.items():
+            context.add_asset_metadata({"methods_present": [m for m in methods if m in got],
+                                        "methods_missing": [m for m in methods if m not in got]}, partition_key=pid)
+        describe(context, frames, means=SCORE_COLUMNS)
+        return frames
+
+    @dg.asset(
         group_name=GROUP,
         kinds={"parquet"},
         ins={"method_scores": dg.AssetIn(
             partition_mapping=dg.AllPartitionMapping(), metadata={ALLOW_MISSING: True},
         )},
-        automation_condition=FOLLOW_UPSTREAM,
+        automation_condition=AFTER_ANY_UPSTREAM_UPDATE,
         description="Macro averages over personalities per method and judge, with bootstrap CIs. "
         "Reads the method_scores partitions that exist: a method not run yet is absent, not an error.",
     )
@@ -127,4 +151,5 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
                                              "report_tables": dg.MetadataValue.md(tables_md)})
         return df
 
-    return [content_similarity, factual_consistency, generated_personality, method_scores, leaderboard]
+    return [content_similarity, factual_consistency, generated_personality, method_scores, personality_scores,
+            leaderboard]

@@ -3,6 +3,12 @@
 - ``FOLLOW_UPSTREAM`` (Dagster's ``eager``): a partition runs when it is newly missing (a new
   personality was registered) or an upstream partition was updated. It ignores partitions already
   missing on the sensor's first tick, so deploying never launches a whole evaluation by itself.
+- ``AFTER_ANY_UPSTREAM_UPDATE``: for assets that read whatever upstream partitions exist (the
+  per-personality ``personality_scores``, the ``leaderboard``, the report). ``eager`` would block
+  them while any upstream partition is missing, and on a partially run corpus (a method not run
+  yet) some always is, so a re-score would never reach them. This fires once per upstream update,
+  as soon as nothing upstream (and nothing of its own) is in progress; missing upstream partitions
+  are read as absent (``ALLOW_MISSING``), not waited for.
 - ``rescore_on_judge_change(cron)``: for judgment assets. ``code_version_changed()`` fires on the
   tick that sees a new judge identity (eager would not: nothing upstream changed). Because that is a
   one-tick event, a cron tick (``EvalConfig.rescore_cron``) also re-runs any partition whose code
@@ -21,6 +27,10 @@ import dagster as dg
 AC = dg.AutomationCondition
 
 FOLLOW_UPSTREAM = AC.eager()
+
+AFTER_ANY_UPSTREAM_UPDATE = (
+    AC.any_deps_updated().since_last_handled() & ~AC.any_deps_in_progress() & ~AC.in_progress()
+).with_label("upstream updated and idle (missing upstream allowed)")
 
 UPSTREAM_READY = (~AC.any_deps_missing() & ~AC.any_deps_in_progress() & ~AC.in_progress()).with_label(
     "upstream complete and idle"

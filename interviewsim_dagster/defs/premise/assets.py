@@ -6,6 +6,10 @@ the verdict table is cut back into one partition per personality.
 ``EvalConfig.premise_conclusions``) so a memory deriver can be benched inside the graph. It exists only
 when that file is configured: an asset that could only ever fail or write nothing would be noise.
 Both show the seed's headline numbers as metadata, the failure-attribution split first.
+
+Their code versions join the judge's identity (model, prompts, parsers) with ``CONCLUSIONS_VERSION``:
+the statement splitter, atomic-claim wording and window building decide what the judge reads, so
+changing them must mark the verdicts stale just as a prompt change does.
 """
 
 
@@ -18,7 +22,11 @@ from interviewsim_core.errors import ConfigError
 from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_core.pipeline.tables import conform, empty_frame
 from interviewsim_core.premise import headline, label_cluster_table, load_user_conclusions
-from interviewsim_core.premise.conclusions import atomic_item_conclusions, fact_summary_conclusions
+from interviewsim_core.premise.conclusions import (
+    CONCLUSIONS_VERSION,
+    atomic_item_conclusions,
+    fact_summary_conclusions,
+)
 from interviewsim_core.premise.pipeline import judge_conclusions
 
 from ...assets_support import SINGLE_RUN, frame_for, model_version, personality_keys, pool_for
@@ -70,7 +78,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         group_name=GROUP,
         backfill_policy=SINGLE_RUN,
         kinds={"parquet"},
-        code_version=model_version([judge], PASSES),
+        code_version=model_version([judge], PASSES, conclusions_version=CONCLUSIONS_VERSION),
         pool=pool_for([judge]),
         automation_condition=rescore_on_judge_change(cfg.rescore_cron),
         description="PASS/FAIL per conclusion: can a reader who never saw the source use it as a premise?",
@@ -104,7 +112,8 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
 def build_user_premise_asset(cfg: EvalConfig) -> dg.AssetsDefinition:
     """``user_premise_verdicts``: the premise judge over ``cfg.premise_conclusions`` (which must be set).
 
-    Its code version covers the judge and the file's path, so pointing the config at another file or
+    Its code version covers the judge, the file's path and ``CONCLUSIONS_VERSION`` (its loader and
+    window rendering live there), so pointing the config at another file or
     changing the premise judge marks it changed and the automation re-runs it (through the gateway
     cache: unchanged conclusions cost nothing). Editing the file in place is not a code change:
     re-materialise it by hand.
@@ -118,7 +127,7 @@ def build_user_premise_asset(cfg: EvalConfig) -> dg.AssetsDefinition:
         name=USER_TABLE,
         group_name=GROUP,
         kinds={"parquet"},
-        code_version=model_version([judge], PASSES, conclusions=str(source)),
+        code_version=model_version([judge], PASSES, conclusions=str(source), conclusions_version=CONCLUSIONS_VERSION),
         pool=pool_for([judge]),
         automation_condition=rescore_on_judge_change(cfg.rescore_cron),
         description=f"Your own conclusions ({source.name}) through the two-pass premise judge: PASS/FAIL each, "

@@ -9,7 +9,7 @@ and ``interviewsim report`` would then build its report by a different path than
 
 The graph still says what the report reflects: it depends, without loading, on ``leaderboard`` and
 on every ``premise_verdicts`` partition, the two sinks every other table flows into. So the UI
-draws it downstream of everything, shows it stale when either changes, and ``FOLLOW_UPSTREAM`` (the
+draws it downstream of everything, shows it stale when either changes, and ``AFTER_ANY_UPSTREAM_UPDATE`` (the
 global assets' convention) re-materialises it after they update.
 """
 
@@ -21,8 +21,8 @@ from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_core.report import ReportData, ReportPaths, build_report, leaderboard_markdown, write_report
 from interviewsim_core.report.build import HTML_NAME, JSON_NAME
 
-from ...resources import EvalConfigResource
-from ..evaluate.automation import FOLLOW_UPSTREAM
+from ...resources import EvalConfigResource, configured_embedder
+from ..evaluate.automation import AFTER_ANY_UPSTREAM_UPDATE
 
 GROUP = "report"
 REPORT_DIR = "report"
@@ -62,13 +62,21 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
             dg.AssetDep("premise_verdicts", partition_mapping=dg.AllPartitionMapping()),
         ],
         kinds={"html", "json"},
-        automation_condition=FOLLOW_UPSTREAM,
+        automation_condition=AFTER_ANY_UPSTREAM_UPDATE,
         description="One self-contained HTML report and a JSON of the same numbers: the leaderboard, the "
         "paper's analyses and the premise audit, from every table under the data root (absent ones: not run).",
     )
     def report(context: dg.AssetExecutionContext, eval_config: EvalConfigResource) -> dg.MaterializeResult:
         run_cfg = eval_config.get()
-        data = build_report(run_cfg.data_root, seed=run_cfg.seed)
+        # The configured embedder and methods, so the report measures overlap with the model the run
+        # retrieves with and leaves out tables of methods dropped from the config since.
+        data = build_report(
+            run_cfg.data_root,
+            categories_csv=run_cfg.categories_csv,
+            embedder=configured_embedder(run_cfg.embedding_model, run_cfg.effective_embedding_api_base),
+            methods=run_cfg.methods,
+            seed=run_cfg.seed,
+        )
         target = report_paths(run_cfg.data_root)
         paths = write_report(run_cfg.data_root, target.html.parent, report_data=data)
         context.log.info(f"report written to {paths.html}")

@@ -36,6 +36,20 @@ def plan_generation_cells(cfg: EvalConfig, corpus: CorpusResource, run_cells: li
     return plans
 
 
+def plan_mcq_cells(cfg: EvalConfig, corpus: CorpusResource, mcq_items: dict,
+                   run_cells: list[tuple[str, str, str]]) -> dict:
+    """Planned MCQ-answering calls per P x M key (no model is called); the leak check re-plans through this too."""
+    plans = {}
+    for key, pid, method in run_cells:
+        split = corpus.split(pid)
+        r = retrieval_inputs(cfg, split, [method])
+        plans[key] = mcq.plan_mcq_answers(
+            split, frame_for(mcq_items, pid, "mcq_items"), method, cfg.effective_generator,
+            r["embedder"], cfg.seed, train_embeddings=r["train_embeddings"], embedding_cache=r["embedding_cache"],
+        )
+    return plans
+
+
 def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
     pxm = personality_x_method(cfg.methods)
 
@@ -68,16 +82,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
     )
     def mcq_answers(context: dg.AssetExecutionContext, mcq_items: dict, eval_config: EvalConfigResource,
                     corpus: CorpusResource, llm: GatewayResource):
-        run_cfg = eval_config.get()
-        plans = {}
-        for key, pid, method in cells(context, pxm):
-            split = corpus.split(pid)
-            r = retrieval_inputs(run_cfg, split, [method])
-            plans[key] = mcq.plan_mcq_answers(
-                split, frame_for(mcq_items, pid, "mcq_items"), method, run_cfg.effective_generator,
-                r["embedder"], run_cfg.seed, train_embeddings=r["train_embeddings"],
-                embedding_cache=r["embedding_cache"],
-            )
+        plans = plan_mcq_cells(eval_config.get(), corpus, mcq_items, cells(context, pxm))
         return run_partitioned(context, llm.get(), plans, mcq.assemble_mcq_answers, means=("reward",))
 
     return [generations, mcq_answers]

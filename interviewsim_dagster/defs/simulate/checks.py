@@ -1,5 +1,5 @@
-"""Checks on generations, run with the asset's partitions (never over every partition at once).
-The leak check re-plans the generation prompts through core's request builder instead of reading
+"""Checks on generations and MCQ answers, run with the asset's partitions (never over every partition at once).
+The leak checks (generations and MCQ answering) re-plan the prompts through core's request builder instead of reading
 them from the gateway cache: planning is deterministic and calls no model, it checks exactly what
 the current code sends, and it works whatever cache backend (or none) produced the rows. The cache
 keeps the prompts actually sent, for audits of older runs.
@@ -14,7 +14,7 @@ from ...assets_support import cells
 from ...io_managers import ALLOW_MISSING
 from ...resources import CorpusResource, EvalConfigResource
 from ..corpus.partitions import to_personality
-from .assets import plan_generation_cells
+from .assets import plan_generation_cells, plan_mcq_cells
 
 NO_HELDOUT_IN_PROMPTS = "no_heldout_text_in_generation_prompts"
 ONE_PER_QUESTION = "one_generation_per_heldout_question"
@@ -36,23 +36,7 @@ def build_checks(generations: dg.AssetsDefinition) -> list[dg.AssetChecksDefinit
                               eval_config: EvalConfigResource, corpus: CorpusResource) -> dg.AssetCheckResult:
         run_cells = cells(context, pxm)
         plans = plan_generation_cells(eval_config.get(), corpus, run_cells)
-        leaks: list[dict] = []
-        prompts = 0
-        for key, pid, method in run_cells:
-            fs = fact_summary.get(pid)
-            summaries = [s for s in fs["summary"] if isinstance(s, str)] if fs is not None else []
-            detector = LeakDetector(corpus.split(pid), summaries)
-            for call in plans[key]:
-                prompts += 1
-                found = detector.find(list(call.request.messages))
-                if found:
-                    leaks.append({"personality": pid, "method": method, "qa_id": call.request.item_id,
-                                  "fragment": found[0][:120]})
-        return dg.AssetCheckResult(
-            passed=not leaks,
-            metadata={"prompts_checked": prompts, "leaks": len(leaks),
-                      "first_leaks": dg.MetadataValue.json(leaks[:20])},
-        )
+        return _leak_result(run_cells, plans, fact_summary, corpus)
 
     @dg.asset_check(
         asset=generations,
@@ -79,3 +63,60 @@ def build_checks(generations: dg.AssetsDefinition) -> list[dg.AssetChecksDefinit
         )
 
     return [no_heldout_in_prompts, one_per_question]
+
+
+NO_HELDOUT_IN_MCQ_PROMPTS = "no_heldout_text_in_mcq_answering_prompts"
+
+
+def build_mcq_checks(mcq_answers: dg.AssetsDefinition) -> list[dg.AssetChecksDefinition]:
+    """The leak check for MCQ answering: its prompts carry context chosen by the same selectors.
+
+    The items being asked derive from held-out answers by design, so each prompt's own item
+    questions and option texts are exempt; anything else held-out in the prompt is a leak.
+    """
+    pxm = mcq_answers.partitions_def
+
+    @dg.asset_check(
+        asset=mcq_answers,
+        name=NO_HELDOUT_IN_MCQ_PROMPTS,
+        partitions_def=pxm,
+        blocking=True,
+        additional_ins={
+            "mcq_items": dg.AssetIn(partition_mapping=to_personality),
+            "fact_summary": dg.AssetIn(partition_mapping=to_personality, metadata={ALLOW_MISSING: True}),
+        },
+        description="Apart from the items asked, no held-out response and no fact-summary sentence appears "
+        "verbatim in any MCQ-answering prompt.",
+    )
+    def no_heldout_in_mcq_prompts(context: dg.AssetCheckExecutionContext, mcq_items: dict, fact_summary: dict,
+                                  eval_config: EvalConfigResource, corpus: CorpusResource) -> dg.AssetCheckResult:
+        run_cells = cells(context, pxm)
+        plans = plan_mcq_cells(eval_config.get(), corpus, mcq_items, run_cells)
+        return _leak_result(run_cells, plans, fact_summary, corpus, mcq_exempt)
+
+    return [no_heldout_in_mcq_prompts]
+
+
+def mcq_exempt(call) -> list[str]:
+    """The item questions and option texts of one planned answering call: held-out-derived by design."""
+    return [t for item in call.row["_items"] for t in (item.question, *item.texts)]
+
+
+def _leak_result(run_cells, plans, fact_summary: dict, corpus: CorpusResource, exempt=None) -> dg.AssetCheckResult:
+    """Every planned prompt matched against its personality's held-out fragments (and fact summary)."""
+    leaks: list[dict] = []
+    prompts = 0
+    for key, pid, method in run_cells:
+        fs = fact_summary.get(pid)
+        summaries = [s for s in fs["summary"] if isinstance(s, str)] if fs is not None else []
+        detector = LeakDetector(corpus.split(pid), summaries)
+        for call in plans[key]:
+            prompts += 1
+            found = detector.find(list(call.request.messages), exempt(call) if exempt else ())
+            if found:
+                leaks.append({"personality": pid, "method": method, "item": call.request.item_id,
+                              "fragment": found[0][:120]})
+    return dg.AssetCheckResult(
+        passed=not leaks,
+        metadata={"prompts_checked": prompts, "leaks": len(leaks), "first_leaks": dg.MetadataValue.json(leaks[:20])},
+    )

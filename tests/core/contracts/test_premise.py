@@ -128,12 +128,18 @@ def test_pass1_valid_bare_and_fenced():
     assert c.parse_pass1(f"```\n{raw}\n```") == r
 
 
-def test_pass1_notes_may_be_missing_or_empty_and_intermediate_scores_are_kept():
-    d = _p1(decontextuality_score=0.7)
-    del d["notes"]
-    r = c.parse_pass1(json.dumps(d))
+def test_pass1_notes_may_be_empty_and_intermediate_scores_are_kept():
+    r = c.parse_pass1(json.dumps(_p1(decontextuality_score=0.7, notes="  ")))
     assert r.notes == "" and r.decontextuality_score == 0.7
     assert c.parse_pass1(json.dumps(_p1(decontextuality_score=0))).decontextuality_score == 0.0
+
+
+@pytest.mark.parametrize("key", list(_p1()))
+def test_pass1_every_key_of_the_seed_shape_is_required_notes_included(key):
+    d = _p1()
+    del d[key]
+    with pytest.raises(ContractParseError, match="missing field"):
+        c.parse_pass1(json.dumps(d))
 
 
 def test_pass1_round_trips_through_its_normalised_json():
@@ -187,9 +193,24 @@ def test_unknown_slots_are_the_union_of_the_list_and_unknown_values():
 
 
 @pytest.mark.parametrize(
+    "value, unknown",
+    [("UNKNOWN", True), ("Unknown", True), ("unknown", True), ("Unknown - no date in the statement", True),
+     ("unknown \u2014 relative", True), ("Unknown (event claim)", True), ("Unknown, no anchor", True),
+     ("UNKNOWN no anchor", True), ("Unknown Soldier", False), ("Unknowable", False), ("UNKNOWN_X", False),
+     ("July 2, 2026", False)],
+)
+def test_unknown_marker_is_read_in_any_case(value, unknown):
+    r = c.parse_pass1(json.dumps(_p1(time=value)))
+    assert c.is_unknown(value) is unknown
+    assert (r.unknown() == ("time",)) is unknown
+
+
+@pytest.mark.parametrize(
     "text, licenses",
     [("NONE", False), ("NONE \u2014 survives deletion", False), ("NONE: nothing", False),
-     ("NONETHELESS he will run", True), ("He will run again.", True)],
+     ("None", False), ("none", False), ("None - survives deletion", False), ("none.", False),
+     ("None (nothing specific)", False), ("None of his aides will resign before the vote.", True),
+     ("NONETHELESS he will run", True), ("Nonetheless he will run", True), ("He will run again.", True)],
 )
 def test_licensed_inference_none_marker(text, licenses):
     assert c.parse_pass1(json.dumps(_p1(licensed_inference=text))).licenses_inference is licenses

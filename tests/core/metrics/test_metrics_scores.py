@@ -188,3 +188,55 @@ def test_macro_average_columns_match_the_leaderboard_schema():
     pa.Table.from_pandas(out, schema=tables.SCHEMAS["leaderboard"], preserve_index=False)
     ms = personality_scores("p1", "m", **frames(), n_train_pairs=1)
     pa.Table.from_pandas(ms, schema=tables.SCHEMAS["method_scores"], preserve_index=False)
+
+
+def _percentile_by_hand(values, seed, n_resamples, confidence=0.95):
+    """The percentile bootstrap written out: resample sorted values, take the tail quantiles."""
+    x = np.asarray(values, dtype=float)
+    x = np.sort(x[~np.isnan(x)])
+    idx = np.random.default_rng(seed).integers(0, len(x), size=(n_resamples, len(x)))
+    alpha = (1 - confidence) / 2
+    return tuple(np.percentile(x[idx].mean(axis=1), [100 * alpha, 100 * (1 - alpha)]))
+
+
+def test_macro_interval_is_a_seeded_percentile_bootstrap_independent_of_row_order():
+    from interviewsim_core.metrics.scores import CI_N_RESAMPLES, macro_interval
+
+    values = [0.9, 0.1, 0.5, float("nan"), 0.3, 0.2, 0.75]
+    ci = macro_interval(values, seed=4)
+    low, high = _percentile_by_hand(values, 4, CI_N_RESAMPLES)
+    assert (ci.low, ci.high) == pytest.approx((low, high), abs=1e-12)
+    assert ci.estimate == pytest.approx(np.nanmean(values)) and ci.n == 6
+    shuffled = macro_interval(list(reversed(values)), seed=4)
+    assert (shuffled.low, shuffled.high) == (ci.low, ci.high)
+    assert macro_interval(values, seed=5) != ci  # the seed does drive the draws
+
+
+def test_macro_average_and_report_leaderboard_give_the_same_intervals():
+    """The leaderboard Parquet and the report show one CI for one number, whatever the row order."""
+    from interviewsim_core.report.leaderboard import leaderboard
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for judge in ("A", "B"):
+        for method in ("simple", "chrono-100"):
+            for i in range(7):
+                rows.append({"personality_id": f"p{i}", "method": method, "judge": judge,
+                             "cs_mean": float(rng.uniform(1, 5)), "contradiction_ratio": float(rng.uniform(0, 0.5)),
+                             "ps_alignment": float(rng.uniform(0.4, 1)), "mcq3_accuracy": float(i % 3) / 2,
+                             "mcq3_reward": float(i % 4) / 4 - 0.25, "mcq4_accuracy": float(i % 2),
+                             "mcq4_reward": float(i % 5) / 5})
+    ms = _scores(rows)
+    # MCQ is judge-independent: give judge B the same MCQ values as judge A.
+    mcq_cols = ["mcq3_accuracy", "mcq3_reward", "mcq4_accuracy", "mcq4_reward"]
+    ms.loc[ms.judge == "B", mcq_cols] = ms.loc[ms.judge == "A", mcq_cols].to_numpy()
+    macro = macro_average(ms, seed=3).set_index(["method", "judge"])
+    board = leaderboard(ms.sample(frac=1, random_state=1), seed=3)
+    assert len(board) == 2 * 2 * 3 + 2 * 4
+    for r in board.itertuples():
+        judges = [r.judge] if isinstance(r.judge, str) else ["A", "B"]
+        for judge in judges:
+            m = macro.loc[(r.method, judge)]
+            assert (m[r.metric], m[f"{r.metric}_ci_low"], m[f"{r.metric}_ci_high"]) == pytest.approx(
+                (r.value, r.ci_low, r.ci_high), abs=1e-12), (r.method, judge, r.metric)
+            assert m[f"{r.metric}_ci_low"] < m[f"{r.metric}_ci_high"]

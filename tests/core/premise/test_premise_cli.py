@@ -50,3 +50,34 @@ def test_offline_run_writes_parquet_and_prints_attribution_first(tmp_path):
     assert list(summary)[:3] == ["judge", "n_conclusions", "attribution_split"]
     assert summary["n_conclusions"] == 2 and summary["overall"]["n"] == 2
     assert summary["cross_check"]["n_statements"] == 0  # user conclusions are not fact summaries
+
+
+def test_embedding_flags_choose_the_label_clustering_embedder(tmp_path, monkeypatch):
+    from interviewsim_core.llm.embeddings import HashingEmbedder
+    from interviewsim_core.pipeline import direct
+
+    asked, embedded = [], []
+
+    class StandIn(HashingEmbedder):
+        """Offline vectors under the configured model's name: no network in tests."""
+
+        def __init__(self, cfg):
+            super().__init__()
+            asked.append((cfg.embedding_model, cfg.effective_embedding_api_base))
+
+        def embed(self, texts):
+            embedded.extend(texts)
+            return super().embed(texts)
+
+    monkeypatch.setattr(direct, "make_embedder", StandIn)
+    f = _write(tmp_path / "c.jsonl", RECORDS + [
+        {"conclusion": "They changed it then.", "peer_id": "carol", "conclusion_id": "c3",
+         "window": [{"speaker": "carol", "time": "message 9", "text": "We moved the launch to May."}]}])
+    res = CliRunner().invoke(app, ["premise", str(f), "--out", str(tmp_path / "out"), "--api-base",
+                                   "http://127.0.0.1:9/v1", "--embedding-model", "openai/text-embedding-3-small"])
+    assert res.exit_code == 0, res.output
+    # --embedding-api-base unset: the embedder falls back to --api-base, as EvalConfig does.
+    assert asked == [("openai/text-embedding-3-small", "http://127.0.0.1:9/v1")]
+    verdicts = pq.read_table(tmp_path / "out" / "premise_verdicts.parquet").to_pandas()
+    forms = {lab for x in verdicts[verdicts.verdict == "FAIL"]["labels"] for lab in x}
+    assert len(forms) >= 2 and embedded  # two or more labels: clustered with the chosen embedder

@@ -54,6 +54,7 @@ def test_merge_follows_cosine_threshold():
 def test_table_ranks_by_size_with_members_and_examples():
     df = pd.DataFrame({
         "conclusion": ["c0", "c1", "c2", "c3"],
+        "verdict": ["FAIL"] * 4,
         "labels": [["Relative_Time", "vague referent"], ["relative-times"], ["relative time", "vague-referents"],
                    []],
     })
@@ -69,7 +70,7 @@ def test_table_ranks_by_size_with_members_and_examples():
 
 
 def test_default_hashing_embedder_merges_near_variants_only():
-    df = pd.DataFrame({"conclusion": ["a", "b", "c"],
+    df = pd.DataFrame({"conclusion": ["a", "b", "c"], "verdict": ["FAIL"] * 3,
                        "labels": [["relative-time"], ["relative time reference"], ["fabricated detail"]]})
     t = label_cluster_table(df)
     reps = dict(zip(t["representative"], t["members"]))
@@ -77,6 +78,36 @@ def test_default_hashing_embedder_merges_near_variants_only():
     assert sorted(reps["relative-time"]) == ["relative-time (1)", "relative-time-reference (1)"]
 
 
+COLUMNS = ["rank", "representative", "size", "n_conclusions", "members", "examples"]
+
+
 def test_empty_labels_give_an_empty_table():
-    t = label_cluster_table(pd.DataFrame({"conclusion": ["x"], "labels": [[]]}))
-    assert t.empty and list(t.columns) == ["rank", "representative", "size", "n_conclusions", "members", "examples"]
+    t = label_cluster_table(pd.DataFrame({"conclusion": ["x"], "verdict": ["FAIL"], "labels": [[]]}))
+    assert t.empty and list(t.columns) == COLUMNS
+
+
+def test_only_fail_rows_are_clustered():
+    df = pd.DataFrame({
+        "conclusion": ["pass", "fail0", "invalid", "fail1", "error"],
+        "verdict": ["PASS", "FAIL", "INVALID", "FAIL", "ERROR"],
+        "labels": [["weak-subject", "relative-time"], ["relative-time"], ["bad-json"], ["vague-referent"],
+                   ["timeout"]],
+    })
+    emb = TableEmbedder({"relative time": [1, 0], "vague referent": [0, 1], "weak subject": [1, 1],
+                         "bad json": [0, 1], "timeout": [1, 0]})
+    t = label_cluster_table(df, emb)
+    assert list(t.columns) == COLUMNS
+    assert sorted(t["representative"]) == ["relative-time", "vague-referent"]
+    assert list(t["size"]) == [1, 1]
+    assert sorted(e for ex in t["examples"] for e in ex) == ["fail0", "fail1"]
+
+
+def test_no_fail_rows_give_an_empty_table_with_the_columns():
+    df = pd.DataFrame({"conclusion": ["a"], "verdict": ["PASS"], "labels": [["minor-gap"]]})
+    t = label_cluster_table(df)
+    assert t.empty and list(t.columns) == COLUMNS
+
+
+def test_a_frame_without_verdicts_is_refused():
+    with pytest.raises(ValueError, match="verdict"):
+        label_cluster_table(pd.DataFrame({"conclusion": ["x"], "labels": [["relative-time"]]}))

@@ -40,7 +40,7 @@ def test_split_statements(text, expected):
     assert split_statements(text) == expected
 
 
-def test_fact_summary_conclusions_window_is_the_heldout_source_pairs_with_interview_times():
+def test_fact_summary_conclusions_window_is_the_heldout_responses_with_interview_times():
     split = tiny_split()
     fs = pd.DataFrame([
         {"personality_id": "P1", "summary": "He won. She lost.", "explanation": "e", "source_qa_ids": ["Q5b"], "status": "ok"},
@@ -53,16 +53,31 @@ def test_fact_summary_conclusions_window_is_the_heldout_source_pairs_with_interv
     assert c.peer_id == "P1" and c.personality_id == "P1" and c.artifact_kind == "fact_summary"
     assert c.window_note == NO_DATES_NOTE
     assert [(m.speaker, m.time, m.text) for m in c.window] == [
-        ("interviewer", "interview I5, sequence 5", "Question 5b?"),
         ("P1", "interview I5, sequence 5", "Answer 5b about tennis."),
     ]
 
 
-def test_fact_summary_without_source_ids_uses_every_heldout_pair():
+def test_fact_summary_without_source_ids_uses_every_heldout_response():
     split = tiny_split()
     fs = pd.DataFrame([{"personality_id": "P1", "summary": "A.", "explanation": "e"}])
     (c,) = fact_summary_conclusions(split, fs)
-    assert len(c.window) == 2 * len(split.test_pairs)
+    assert [m.text for m in c.window] == [p.response for p in split.test_pairs]
+
+
+def test_fact_summary_window_is_exactly_what_the_builder_was_given():
+    from interviewsim_core.llm.types import ModelConfig
+    from interviewsim_core.pipeline.builders import plan_fact_summary
+
+    split = tiny_split()
+    (planned,) = plan_fact_summary(split, ModelConfig(model="offline/builder"))
+    prompt = "\n".join(m["content"] for m in planned.request.messages)
+    fs = pd.DataFrame([{"personality_id": "P1", "summary": "He won.", "explanation": "e", "status": "ok",
+                        "source_qa_ids": planned.row["source_qa_ids"]}])
+    (c,) = fact_summary_conclusions(split, fs)
+    assert all(m.text in prompt for m in c.window)
+    assert len(c.window) == len(planned.row["source_qa_ids"])
+    assert all(p.question not in prompt for p in split.test_pairs)  # the builder saw no question ...
+    assert all(m.speaker == "P1" for m in c.window)  # ... so neither does the window
 
 
 def test_atomic_item_claim_and_window():
@@ -151,7 +166,8 @@ def test_real_corpus_windows_carry_interview_ids_and_sequences():
     fs = pd.DataFrame([{"personality_id": pid, "summary": "He spoke. He left.", "explanation": "e",
                         "source_qa_ids": [p.qa_id for p in split.test_pairs]}])
     out = fact_summary_conclusions(split, fs)
-    assert len(out) == 2 and len(out[0].window) == 2 * len(split.test_pairs)
+    assert len(out) == 2 and [m.text for m in out[0].window] == [p.response for p in split.test_pairs]
+    assert {m.speaker for m in out[0].window} == {pid}
     by_interview = {p.interview_id: p.sequence for p in split.test_pairs}
     for m in out[0].window:
         iid, seq = m.time.removeprefix("interview ").split(", sequence ")

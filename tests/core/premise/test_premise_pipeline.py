@@ -98,11 +98,13 @@ def test_pass1_sees_only_the_statement_and_pass2_sees_everything(server):
         assert f"Blind reconstruction (pass 1 output): {row.pass1_json}\n" in text
         assert "Target peer: P1\n" in text
         assert NO_DATES_NOTE in text
-    # fact-summary window: every held-out pair named in source_qa_ids, with its interview and sequence
+    # fact-summary window: the response of every held-out pair named in source_qa_ids, with its
+    # interview and sequence, and no question (the fact-summary builder never saw one)
     for p in split.test_pairs:
-        assert f"[time: interview {p.interview_id}, sequence {p.sequence}] interviewer: {p.question}" in pass2[0][0]["content"]
         assert f"[time: interview {p.interview_id}, sequence {p.sequence}] P1: {p.response}" in pass2[0][0]["content"]
-    # atomic-item window: its own source pair only
+        assert p.question not in pass2[0][0]["content"]
+    # atomic-item window: its own source pair only, question included (its builder saw the pair)
+    assert "interviewer: Question 5a?" in pass2[2][0]["content"]
     assert "Answer 5a about Boston." in pass2[2][0]["content"] and "Answer 5b" not in pass2[2][0]["content"]
     # no training pair is ever in a fact-summary window
     assert all(p.response not in pass2[0][0]["content"] for p in split.train_pairs)

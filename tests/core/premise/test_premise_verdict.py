@@ -64,11 +64,39 @@ def test_slots_not_required_do_not_fail():
     assert v.verdict == "PASS"
 
 
-def test_fail_with_clean_pass2_names_the_first_failed_condition():
+def test_fail_with_clean_pass2_keeps_pass2s_cause_verbatim_and_reasons_say_why():
     v = _v(pass1_obj(time="UNKNOWN", licensed_inference="NONE"), pass2_obj(primary_cause="NONE"))
     assert v.verdict == "FAIL"
-    assert v.primary_cause == "pass1_unknown_slot:time"
+    assert v.primary_cause == "NONE"
     assert v.reasons == ("pass1_unknown_slot:time", "pass1_no_licensed_inference")
+
+
+@pytest.mark.parametrize("cause", ["none", " Relative time, mostly ", "dropped-context"])
+def test_primary_cause_is_never_rewritten(cause):
+    v = _v(pass1_obj(scope="UNKNOWN"), pass2_obj(primary_cause=cause))
+    assert v.verdict == "FAIL" and v.primary_cause == cause.strip()
+
+
+@pytest.mark.parametrize(
+    "o1, reason",
+    [
+        ({"time": "Unknown - the statement gives no date"}, "pass1_unknown_slot:time"),
+        ({"time": "unknown"}, "pass1_unknown_slot:time"),
+        ({"subject": "Unknown \u2014 'he' is unresolved"}, "pass1_unknown_slot:subject"),
+        ({"object_or_content": "UNKNOWN - nothing named"}, "pass1_unknown_slot:object_or_content"),
+        ({"licensed_inference": "None - survives deletion"}, "pass1_no_licensed_inference"),
+        ({"licensed_inference": "none"}, "pass1_no_licensed_inference"),
+        ({"licensed_inference": "NONE"}, "pass1_no_licensed_inference"),
+    ],
+)
+def test_markers_fail_the_verdict_in_any_case(o1, reason):
+    v = _v(pass1_obj(**o1), pass2_obj(primary_cause="NONE"))
+    assert v.verdict == "FAIL" and v.reasons == (reason,) and v.primary_cause == "NONE"
+
+
+def test_an_inference_opening_with_the_word_none_still_passes():
+    v = _v(pass1_obj(licensed_inference="None of his aides will resign before the vote."), pass2_obj())
+    assert v.verdict == "PASS"
 
 
 def test_all_failed_conditions_are_listed_in_seed_order():

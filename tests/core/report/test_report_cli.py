@@ -29,3 +29,50 @@ def test_report_command_rejects_bad_inputs(tmp_path):
     bad.write_text("id,cat\nx,y\n")
     res = runner.invoke(app, ["report", "--data-root", str(tmp_path), "--categories", str(bad)])
     assert res.exit_code == 2 and "category" in res.output
+
+
+def test_report_command_methods_pairs_and_embedder_flags(small_run, tmp_path, monkeypatch):
+    from interviewsim_core.llm.embeddings import HashingEmbedder
+    from interviewsim_core.pipeline import direct
+
+    asked = []
+
+    class Named(HashingEmbedder):
+        """The offline embedder under the configured model's name: no network in tests."""
+
+        def __init__(self, cfg):
+            super().__init__()
+            asked.append((cfg.embedding_model, cfg.effective_embedding_api_base))
+            self.name = f"stand-in:{cfg.embedding_model}"
+
+    monkeypatch.setattr(direct, "make_embedder", Named)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, [
+        "report", "--data-root", str(small_run), "--out", str(out), "--methods", "simple,chrono-100",
+        "--pair", "simple:chrono-100", "--embedding-model", "openai/text-embedding-3-small",
+        "--embedding-api-base", "http://127.0.0.1:9/v1"])
+    assert res.exit_code == 0, res.output
+    assert asked == [("openai/text-embedding-3-small", "http://127.0.0.1:9/v1")]
+    doc = json.loads((out / "report.json").read_text())
+    summary = doc["sections"]["overlap"]["tables"]["summary"][0]
+    assert summary["embedder"] == "stand-in:openai/text-embedding-3-small"
+    tests = doc["sections"]["paired_tests"]["tables"]["paired_tests"]
+    assert {(t["method_a"], t["method_b"]) for t in tests} == {("simple", "chrono-100")}
+
+    res = CliRunner().invoke(app, ["report", "--data-root", str(small_run), "--out", str(out), "--methods", "simple"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["meta"]["methods"] == ["simple"]
+    assert {r["method"] for r in doc["sections"]["leaderboard"]["tables"]["leaderboard"]} == {"simple"}
+
+
+def test_report_command_rejects_bad_pairs_and_unknown_methods(small_run, tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "out"
+    for args, needle in ((["--pair", "simple"], "A:B"), (["--pair", "simple:simple"], "A:B"),
+                         (["--methods", "simple,wiki"], "wiki"), (["--pair", "simple:memory-10"], "memory-10"),
+                         (["--methods", "simple", "--pair", "simple:chrono-100"], "chrono-100")):
+        res = runner.invoke(app, ["report", "--data-root", str(small_run), "--out", str(out), *args])
+        assert res.exit_code == 2, (args, res.output)
+        assert needle in res.output
+    assert not out.exists()

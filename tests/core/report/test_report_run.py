@@ -231,6 +231,119 @@ def test_premise_section_from_verdicts(written, small_run):
     assert "attribution_split" in page.tables and "cross_check" in sec
 
 
+def test_premise_attribution_and_cross_check_recomputed(written, small_run):
+    """Seed 002's split (over all attributions of FAILed conclusions, plus each one's dominant
+    attribution) and the fact-summary FAIL share, counted here straight from the Parquet rows."""
+    _, doc, _, _ = written
+    v = read_all(small_run, "premise_verdicts")
+    order = ["PRESENT_IN_WINDOW", "ABSENT_FROM_WINDOW", "ABSENT_EVERYWHERE"]
+    failed = v[v.verdict == "FAIL"]
+    lists = [[a for a in (x if x is not None else []) if a in order] for x in failed["attributions"]]
+    counts = Counter(a for lst in lists for a in lst)
+    assert sum(counts.values()) > 0, "the offline run should produce FAILs with attributions"
+    dominant = Counter(max(order, key=lambda a: (Counter(lst)[a], -order.index(a))) for lst in lists if lst)
+    rows = {r["attribution"]: r for r in doc["sections"]["premise"]["tables"]["attribution_split"]}
+    for a in order:
+        assert rows[a]["count"] == counts[a]
+        assert rows[a]["share"] == pytest.approx(counts[a] / sum(counts.values()), abs=1e-12)
+        assert rows[a]["dominant"] == dominant[a]
+        assert rows[a]["dominant_share"] == pytest.approx(dominant[a] / sum(dominant.values()), abs=1e-12)
+    assert sum(r["share"] for r in rows.values()) == pytest.approx(1.0)
+
+    cc = doc["sections"]["premise"]["cross_check"]
+    fs = v[(v.artifact_kind == "fact_summary") & v.verdict.isin(["PASS", "FAIL"])]
+    assert len(fs) > 0
+    assert cc["n_statements"] == len(fs) and cc["n_fail"] == int((fs.verdict == "FAIL").sum())
+    assert cc["fail_share"] == pytest.approx((fs.verdict == "FAIL").mean(), abs=1e-12)
+    assert cc["paper_contradicted_share"] == pytest.approx(10 / 300)
+    fails = (fs.verdict == "FAIL").astype(float).to_numpy()
+    if 0 < fails.sum() < len(fails):
+        low, high = _percentile_by_hand(fails, seed=0, n_resamples=2000)
+        assert (cc["fail_share_ci_low"], cc["fail_share_ci_high"]) == pytest.approx((low, high), abs=1e-12)
+
+
+def _percentile_by_hand(values, seed: int, n_resamples: int) -> tuple[float, float]:
+    """Percentile bootstrap of the mean written out with numpy: sorted values, seeded index draws."""
+    x = np.sort(np.asarray(values, dtype=float))
+    idx = np.random.default_rng(seed).integers(0, len(x), size=(n_resamples, len(x)))
+    return tuple(np.percentile(x[idx].mean(axis=1), [2.5, 97.5]))
+
+
+def test_leaderboard_ci_recomputed(written, small_run):
+    _, doc, _, _ = written
+    cs = read_all(small_run, "content_similarity")
+    per = cs[cs["status"] == "ok"].groupby(["method", "judge", "personality_id"])["score"].mean()
+    for method, judge in itertools.product(METHODS, JUDGES):
+        values = per[method][judge].to_numpy()
+        row = _lb(doc, method, judge, "cs_mean")
+        if len(set(values)) == 1:
+            assert row["ci_low"] == row["ci_high"] == pytest.approx(values[0])
+            continue
+        low, high = _percentile_by_hand(values, seed=0, n_resamples=2000)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high), abs=1e-12)
+
+
+def test_leaderboard_parquet_and_report_show_the_same_intervals(written, small_run):
+    """The pipeline's leaderboard.parquet and report.json: one value and one CI per number."""
+    _, doc, _, _ = written
+    parquet = pd.read_parquet(small_run / "leaderboard.parquet").set_index(["method", "judge"])
+    rows = doc["sections"]["leaderboard"]["tables"]["leaderboard"]
+    checked = 0
+    for r in rows:
+        for judge in ([r["judge"]] if r["judge"] is not None else list(JUDGES)):
+            p = parquet.loc[(r["method"], judge)]
+            for col, key in ((r["metric"], "value"), (f"{r['metric']}_ci_low", "ci_low"),
+                             (f"{r['metric']}_ci_high", "ci_high")):
+                if r[key] is None:
+                    assert np.isnan(p[col]), (r, col)
+                else:
+                    assert p[col] == pytest.approx(r[key], abs=1e-12), (r, col)
+                    checked += key != "value"
+    assert checked >= len(METHODS) * len(JUDGES) * 3 * 2  # every judged metric's bounds at least
+
+
+class _Recording:
+    """An embedder that remembers what it was asked to embed (delegating to the offline one)."""
+
+    def __init__(self):
+        from interviewsim_core.llm.embeddings import HashingEmbedder
+
+        self._inner = HashingEmbedder(dim=256)
+        self.name = "recording-" + self._inner.name
+        self.seen: list[str] = []
+
+    def embed(self, texts):
+        self.seen.extend(texts)
+        return self._inner.embed(texts)
+
+
+def test_given_embedder_is_used_for_overlap_and_label_clusters(small_run):
+    emb = _Recording()
+    data = build_report(small_run, embedder=emb)
+    overlap = data.section("overlap")
+    assert overlap.tables["summary"]["embedder"].iloc[0] == emb.name
+    split = read_all(small_run, "heldout_split")
+    assert set(split["question"]) <= set(emb.seen)
+    from interviewsim_core.premise.clustering import normalise_label
+
+    v = read_all(small_run, "premise_verdicts")
+    forms = {normalise_label(str(lab)) for x in v[v.verdict == "FAIL"]["labels"] if x is not None for lab in x}
+    forms.discard("")
+    assert len(forms) >= 2  # clustering embeds only when there are at least two distinct labels
+    assert {f.replace("-", " ") for f in forms} <= set(emb.seen)
+
+
+def test_methods_filter_and_requested_pairs(small_run):
+    data = build_report(small_run, methods=["simple"])
+    assert data.meta["methods"] == ["simple"]
+    board = data.section("leaderboard").tables["leaderboard"]
+    assert set(board["method"]) == {"simple"}
+    assert data.section("paired_tests").status == "not_run"
+    assert set(data.section("cost").tables["cost"]["method"]) == {"simple"}
+    pairs = build_report(small_run, pairs=[("simple", "chrono-100")]).section("paired_tests").tables["paired_tests"]
+    assert set(zip(pairs["method_a"], pairs["method_b"])) == {("simple", "chrono-100")}
+
+
 def test_json_numbers_equal_html_cells(written):
     _, doc, page, _ = written
     for r in doc["sections"]["leaderboard"]["tables"]["leaderboard"]:
