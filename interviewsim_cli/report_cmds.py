@@ -20,12 +20,12 @@ _OFFLINE_EMBEDDING = "offline/hashing"  # == pipeline.config.OFFLINE_EMBEDDING; 
 
 
 def embedder_for(model: str, api_base: str | None = None, fallback_api_base: str | None = None) -> Embedder:
-    """The embedder a run configured with these values uses (``direct.make_embedder``), so the CLI
-    measures overlap and clusters labels with the same model as the pipeline's retrieval."""
-    from interviewsim_core.pipeline.config import EvalConfig
-    from interviewsim_core.pipeline.direct import make_embedder
+    """The embedder a run configured with these values uses (``direct.embedder_from``), so the CLI
+    measures overlap and clusters labels with the same model as the pipeline's retrieval. Like
+    ``EvalConfig.effective_embedding_api_base``, the embedding server falls back to ``fallback_api_base``."""
+    from interviewsim_core.pipeline.direct import embedder_from
 
-    return make_embedder(EvalConfig(embedding_model=model, embedding_api_base=api_base, api_base=fallback_api_base))
+    return embedder_from(model, api_base or fallback_api_base)
 
 
 def parse_pairs(values: list[str] | None) -> list[tuple[str, str]] | None:

@@ -145,9 +145,9 @@ def retrieval_inputs(cfg: EvalConfig, split: HeldOutSplit, methods) -> dict:
 @functools.lru_cache(maxsize=4)
 def configured_embedder(model: str, api_base: str | None) -> Embedder:
     """One embedder per process and model: litellm embedders keep a client worth reusing."""
-    from interviewsim_core.pipeline.direct import make_embedder
+    from interviewsim_core.pipeline.direct import embedder_from
 
-    return make_embedder(EvalConfig(embedding_model=model, embedding_api_base=api_base))
+    return embedder_from(model, api_base)
 
 
 @functools.lru_cache(maxsize=4)

@@ -34,13 +34,22 @@ ASSET_ORDER: tuple[str, ...] = (
 """Tables ``run_evaluation`` returns, in dependency order (premise verdicts are the premise package's)."""
 
 
-def make_embedder(config: EvalConfig) -> Embedder:
-    """The configured embedder: hashing offline, else litellm (imported only when asked for)."""
-    if config.embedding_model == OFFLINE_EMBEDDING:
+def embedder_from(model: str, api_base: str | None = None) -> Embedder:
+    """The embedder for a model string: hashing offline, else litellm (imported only when asked for).
+
+    Callers that hold only the two values (the CLI, Dagster resources) use this rather than building
+    a throwaway EvalConfig.
+    """
+    if model == OFFLINE_EMBEDDING:
         return HashingEmbedder()
     from ..llm.litellm_embedder import LiteLLMEmbedder
 
-    return LiteLLMEmbedder(config.embedding_model, api_base=config.effective_embedding_api_base)
+    return LiteLLMEmbedder(model, api_base=api_base)
+
+
+def make_embedder(config: EvalConfig) -> Embedder:
+    """The configured embedder (model and effective embedding server of ``config``)."""
+    return embedder_from(config.embedding_model, config.effective_embedding_api_base)
 
 
 def make_gateway(config: EvalConfig) -> CallRunner:

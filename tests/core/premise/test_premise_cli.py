@@ -61,15 +61,15 @@ def test_embedding_flags_choose_the_label_clustering_embedder(tmp_path, monkeypa
     class StandIn(HashingEmbedder):
         """Offline vectors under the configured model's name: no network in tests."""
 
-        def __init__(self, cfg):
+        def __init__(self, model, api_base=None):
             super().__init__()
-            asked.append((cfg.embedding_model, cfg.effective_embedding_api_base))
+            asked.append((model, api_base))
 
         def embed(self, texts):
             embedded.extend(texts)
             return super().embed(texts)
 
-    monkeypatch.setattr(direct, "make_embedder", StandIn)
+    monkeypatch.setattr(direct, "embedder_from", StandIn)
     f = _write(tmp_path / "c.jsonl", RECORDS + [
         {"conclusion": "They changed it then.", "peer_id": "carol", "conclusion_id": "c3",
          "window": [{"speaker": "carol", "time": "message 9", "text": "We moved the launch to May."}]}])

@@ -40,12 +40,12 @@ def test_report_command_methods_pairs_and_embedder_flags(small_run, tmp_path, mo
     class Named(HashingEmbedder):
         """The offline embedder under the configured model's name: no network in tests."""
 
-        def __init__(self, cfg):
+        def __init__(self, model, api_base=None):
             super().__init__()
-            asked.append((cfg.embedding_model, cfg.effective_embedding_api_base))
-            self.name = f"stand-in:{cfg.embedding_model}"
+            asked.append((model, api_base))
+            self.name = f"stand-in:{model}"
 
-    monkeypatch.setattr(direct, "make_embedder", Named)
+    monkeypatch.setattr(direct, "embedder_from", Named)
     out = tmp_path / "out"
     res = CliRunner().invoke(app, [
         "report", "--data-root", str(small_run), "--out", str(out), "--methods", "simple,chrono-100",
