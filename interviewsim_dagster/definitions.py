@@ -17,6 +17,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from interviewsim_core.dataroot import resolve_root
 from interviewsim_core.pipeline.config import EvalConfig
 
 from .assets_support import CONFIG, CORPUS, LLM
@@ -48,7 +49,7 @@ def load_config(env: Mapping[str, str] | None = None, overrides: Mapping[str, ob
     cfg = EvalConfig.load(env=os.environ if env is None else env, overrides=overrides)
     updates = {
         "corpus": Path(cfg.corpus).expanduser().resolve(),
-        "data_root": Path(cfg.data_root).expanduser().resolve(),
+        "data_root": resolve_root(cfg.data_root),
         "cache_path": cfg.effective_cache_path.expanduser().resolve(),
     }
     if cfg.premise_conclusions is not None:
@@ -62,7 +63,7 @@ def build_resources(cfg: EvalConfig) -> dict[str, object]:
     return {
         CONFIG: EvalConfigResource.from_config(cfg),
         CORPUS: CorpusResource(path=str(cfg.corpus)),
-        LLM: GatewayResource(cache_path=str(cfg.effective_cache_path)),
+        LLM: GatewayResource(cache_path=str(cfg.effective_cache_path), cache_url=cfg.cache_url),
         "io_manager": ParquetIOManager(data_root=str(cfg.data_root)),
     }
 

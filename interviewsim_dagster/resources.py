@@ -99,7 +99,7 @@ def _split(path: str, fingerprint: str, personality_id: str) -> HeldOutSplit:
 
 
 class GatewayResource(dg.ConfigurableResource):
-    """The one model gateway of this process: SQLite LLM cache, bounded concurrency, retries, cost ledger.
+    """The one model gateway of this process: LLM cache, bounded concurrency, retries, cost ledger.
 
     One gateway per process so every asset of a run shares the cache connection and the per-model
     concurrency limits; the cache file is shared across processes and runs (it is multi-process safe),
@@ -108,23 +108,24 @@ class GatewayResource(dg.ConfigurableResource):
 
     cache_path: str
     """SQLite cache file (``EvalConfig.effective_cache_path``)."""
+    cache_url: str | None = None
+    """Shared cache for all workers (``EvalConfig.cache_url``: redis:// or postgresql://, no password); wins over cache_path."""
 
     _gateway: object = PrivateAttr(default=None)
 
     def get(self):
         if self._gateway is None:
-            self._gateway = _gateway_for(str(Path(self.cache_path).resolve()), os.getpid())
+            self._gateway = _gateway_for(str(Path(self.cache_path).resolve()), self.cache_url, os.getpid())
         return self._gateway
 
 
 @functools.lru_cache(maxsize=8)
-def _gateway_for(cache_path: str, pid: int):
+def _gateway_for(cache_path: str, cache_url: str | None, pid: int):
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from interviewsim_core.llm.cache import SqliteCache
     from interviewsim_core.llm.gateway import Gateway
+    from interviewsim_core.llm.shared_cache import open_cache
 
-    Path(cache_path).parent.mkdir(parents=True, exist_ok=True)
-    return Gateway(cache=SqliteCache(cache_path))
+    return Gateway(cache=open_cache(cache_url, cache_path))
 
 
 def retrieval_inputs(cfg: EvalConfig, split: HeldOutSplit, methods) -> dict:
@@ -137,7 +138,7 @@ def retrieval_inputs(cfg: EvalConfig, split: HeldOutSplit, methods) -> dict:
     if not any(resolve_method(m).needs_embedder for m in methods):
         return {"embedder": None, "train_embeddings": None, "embedding_cache": None}
     embedder = configured_embedder(cfg.embedding_model, cfg.effective_embedding_api_base)
-    cache = _embedding_cache(str(Path(cfg.data_root) / ".cache" / "embeddings"))
+    cache = _embedding_cache(str(cfg.embedding_cache_dir))
     return {"embedder": embedder, "train_embeddings": train_question_matrix(split, embedder, cache),
             "embedding_cache": cache}
 

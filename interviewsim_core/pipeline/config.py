@@ -13,11 +13,13 @@ import json
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError, field_validator,
+                      model_validator)
 
+from ..dataroot import as_root, is_local, is_url
 from ..errors import ConfigError
 from ..llm.types import ModelConfig
 
@@ -30,6 +32,10 @@ JUDGE_CONTRACTS: tuple[str, ...] = ("content_similarity", "factual_consistency",
 
 _MODEL_FIELDS = ("generator", "builder", "premise_judge")
 _PATH_FIELDS = ("corpus", "data_root", "cache_path", "premise_conclusions", "categories_csv")
+
+
+DataRoot = Annotated[Any, BeforeValidator(as_root), PlainSerializer(str, return_type=str)]
+"""A local folder (``Path``) or a URL (``UPath``: ``s3://``, ``gs://``, ``file://``); see ``dataroot.py``."""
 
 
 def _sample_corpus() -> Path:
@@ -52,15 +58,17 @@ class EvalConfig(BaseModel):
     """What to evaluate, with which models, and where results go."""
 
     # Attribute docstrings become field descriptions: CLI help and the Dagster config UI show them.
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    # Inputs are kept out of validation errors: a password pasted into cache_url must not reach logs.
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, hide_input_in_errors=True)
 
     PS_VOTES: ClassVar[int] = 3
     """Independent PS runs per trait and side. Fixed: seed 000 says exactly three."""
 
     corpus: Path = Field(default_factory=_sample_corpus)
     """Corpus folder (one sub-folder per personality) or one prepared_input.json; defaults to the shipped sample."""
-    data_root: Path = Path("data_out")
-    """Where the Parquet tables go: ``<data_root>/<asset>/<personality_id>[/<method>].parquet``."""
+    data_root: DataRoot = Path("data_out")
+    """Where the Parquet tables go: ``<data_root>/<asset>/<personality_id>[/<method>].parquet``; a folder or a
+    URL of shared storage (``s3://bucket/prefix``, ``gs://...``, ``file://...``; needs ``cache_path`` then)."""
     methods: tuple[str, ...] = Field(default_factory=_default_methods)
     """Method names (presets or the ``<strategy>-<n>[-<n>]`` grammar) evaluated for every personality."""
     generator: ModelConfig = Field(default_factory=_offline)
@@ -84,7 +92,11 @@ class EvalConfig(BaseModel):
     api_base: str | None = None
     """Applied to every model given without its own ``api_base`` (one local OpenAI-compatible server for all roles)."""
     cache_path: Path | None = None
-    """SQLite LLM cache; ``None`` means ``<data_root>/.cache/llm.sqlite``."""
+    """SQLite LLM cache; ``None`` means ``<data_root>/.cache/llm.sqlite``. Its folder also holds embedding vectors."""
+    cache_url: str | None = None
+    """Shared model-call cache for several machines: ``redis://host:6379/0`` or ``postgresql://user@host/db``;
+    ``None`` uses the SQLite file at ``cache_path``. Passwords come from ``REDIS_PASSWORD`` / ``PGPASSWORD``,
+    never from the URL (refused there)."""
     invalid_rate_threshold: float = 0.05
     """Asset checks fail when a table's share of invalid/failed model outputs exceeds this."""
     rescore_cron: str = "0 3 * * *"
@@ -141,6 +153,25 @@ class EvalConfig(BaseModel):
             raise ValueError("invalid_rate_threshold must be within [0, 1]")
         return v
 
+    @field_validator("cache_url")
+    @classmethod
+    def _cache_url(cls, v: str | None) -> str | None:
+        if v:
+            from ..llm.shared_cache import validate_cache_url
+
+            try:
+                validate_cache_url(v)
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from exc
+        return v or None
+
+    @model_validator(mode="after")
+    def _local_cache_for_remote_root(self) -> EvalConfig:
+        if not is_local(self.data_root) and self.cache_path is None:
+            raise ValueError(f"data_root {self.data_root} is not a local folder: set cache_path to a local file "
+                             "(the SQLite cache, or with cache_url only the embedding vectors, live beside it)")
+        return self
+
     @model_validator(mode="after")
     def _cron_shape(self) -> EvalConfig:
         if len(self.rescore_cron.split()) != 5:
@@ -177,6 +208,14 @@ class EvalConfig(BaseModel):
     @property
     def effective_cache_path(self) -> Path:
         return self.cache_path if self.cache_path is not None else self.data_root / ".cache" / "llm.sqlite"
+
+    @property
+    def embedding_cache_dir(self) -> Path:
+        """Stored embedding vectors: ``<data_root>/.cache/embeddings``, or beside ``cache_path`` when the
+        data root is a URL (vectors are per-process files, not objects)."""
+        if is_local(self.data_root):
+            return Path(self.data_root) / ".cache" / "embeddings"
+        return self.effective_cache_path.parent / "embeddings"
 
     @property
     def effective_embedding_api_base(self) -> str | None:
@@ -286,7 +325,7 @@ def _read_file(path: Path) -> dict[str, Any]:
         if key not in EvalConfig.model_fields:
             raise ConfigError(f"{path}: unknown setting {key!r}; known: {sorted(EvalConfig.model_fields)}")
         value = _coerce(key, value)
-        if key in _PATH_FIELDS and value is not None:
+        if key in _PATH_FIELDS and value is not None and not is_url(value):
             p = Path(value).expanduser()
             value = p if p.is_absolute() else (path.parent / p)
         out[key] = value

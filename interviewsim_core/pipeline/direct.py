@@ -53,13 +53,11 @@ def make_embedder(config: EvalConfig) -> Embedder:
 
 
 def make_gateway(config: EvalConfig) -> CallRunner:
-    """A gateway with the persistent SQLite cache at the configured path."""
-    from ..llm.cache import SqliteCache
+    """A gateway with the configured persistent cache (shared ``cache_url``, else SQLite at ``cache_path``)."""
     from ..llm.gateway import Gateway
+    from ..llm.shared_cache import open_cache
 
-    path = config.effective_cache_path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return Gateway(cache=SqliteCache(path))
+    return Gateway(cache=open_cache(config.cache_url, config.effective_cache_path))
 
 
 def load_splits(config: EvalConfig, personalities: Iterable[str] | None = None) -> dict[str, HeldOutSplit]:
@@ -137,7 +135,7 @@ def run_evaluation(
     train_emb: dict[str, object] = {}
     if any(s.needs_embedder for s in specs):
         embedder = make_embedder(config)
-        cache = EmbeddingCache(config.data_root / ".cache" / "embeddings") if write else None
+        cache = EmbeddingCache(config.embedding_cache_dir) if write else None
         train_emb = {pid: train_question_matrix(sp, embedder, cache) for pid, sp in splits.items()}
 
     def emb(pid: str) -> dict:
