@@ -112,8 +112,10 @@ class PostgresServer(_Server):
 
     user = "interviewsim"
 
-    def __init__(self, db: str = "interviewsim"):
+    def __init__(self, db: str = "interviewsim", *, durable: bool = False):
+        """``durable=False`` (tests) turns fsync off; benchmarks use ``True`` to measure what production pays."""
         self.db = db
+        self.durable = durable
         self.port = free_port()
         self.dir: Path | None = None
 
@@ -141,7 +143,8 @@ class PostgresServer(_Server):
                 os.chown(log, run_as["user"], run_as["group"])
             self.proc = subprocess.Popen(
                 [str(bindir / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(self.port), "-k", str(self.dir),
-                 "-c", "fsync=off", "-c", "max_connections=200", "-c", "shared_buffers=32MB"],
+                 "-c", f"fsync={'on' if self.durable else 'off'}", "-c", "max_connections=200",
+                 "-c", "shared_buffers=32MB"],
                 stdout=fh, stderr=subprocess.STDOUT, cwd=self.dir, start_new_session=True, **run_as)
         try:
             _wait(self._ready, self.proc, "postgres", 60, log)
