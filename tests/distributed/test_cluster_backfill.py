@@ -25,21 +25,11 @@ from interviewsim_core.pipeline.storage import read_frame
 
 pytestmark = pytest.mark.distributed
 
-REPORT = dg.AssetKey("report")
-"""Left out of both runs: the HTML report reads a local results folder (README: deployment guide)."""
-
-
 def _specs(defs, instance, corpus: str):
     from interviewsim_dagster import launch
 
     launch.register_personalities(instance, corpus)
-    specs = launch.plan_runs(defs, instance, METHODS.split(","))
-    out = []
-    for spec in specs:
-        keys = tuple(k for k in spec.assets if k != REPORT)
-        if keys:
-            out.append(launch.RunSpec(spec.job, keys, spec.start, spec.end))
-    return out
+    return launch.plan_runs(defs, instance, METHODS.split(","))
 
 
 def _cluster_backfill(instance: dg.DagsterInstance) -> list[str]:
@@ -69,7 +59,7 @@ def _single_process_run(corpus: Path, root: Path) -> None:
     assert outcomes and all(o.success for o in outcomes)
 
 
-def _local_tables(root: Path) -> dict[str, pd.DataFrame]:
+def _local_tables(root: Path) -> dict[str, pd.DataFrame]:  # every Parquet table, by relative path
     return {str(p.relative_to(root)): read_frame(p) for p in sorted(root.rglob("*.parquet"))
             if ".cache" not in p.parts}
 
@@ -155,6 +145,14 @@ def test_cluster_backfill_matches_single_process_and_rerun_makes_no_calls(cluste
         assert {name.split("/")[0] for name in single} >= {"generations", "content_similarity", "method_scores",
                                                            "leaderboard.parquet", "mcq_answers"}
         assert any(PEOPLE[2] in name for name in single)
+        # The report asset wrote beside the tables, on S3 too, with the same leaderboard.
+        import json
+
+        report = json.loads((as_root(cluster_env.data_url) / "report" / "report.json").read_text())
+        reference = json.loads((tmp_path / "single" / "report" / "report.json").read_text())
+        assert report["sections"] == reference["sections"]
+        assert report["meta"]["data_root"] == cluster_env.data_url
+        assert report["meta"]["personalities"] == reference["meta"]["personalities"] == sorted(PEOPLE)
         for name, frame in single.items():
             pd.testing.assert_frame_equal(distributed[name], frame, check_like=False, obj=name)
 

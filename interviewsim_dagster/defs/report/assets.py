@@ -17,6 +17,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from interviewsim_core.dataroot import as_root
 from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_core.report import ReportData, ReportPaths, build_report, leaderboard_markdown, write_report
 from interviewsim_core.report.build import HTML_NAME, JSON_NAME
@@ -30,7 +31,7 @@ REPORT_DIR = "report"
 
 def report_paths(data_root: Path | str) -> ReportPaths:
     """Where the report asset writes (``<data_root>/report/``): one place, so the CLI can point at it."""
-    out = Path(data_root) / REPORT_DIR
+    out = as_root(data_root) / REPORT_DIR  # a folder or a URL (s3://...)
     return ReportPaths(html=out / HTML_NAME, json=out / JSON_NAME)
 
 
