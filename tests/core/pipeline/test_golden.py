@@ -36,11 +36,11 @@ def _compare(root: Path, tables: set[str] | None = None) -> None:
 
 def test_direct_runner_reproduces_the_golden_sample(tmp_path):
     from interviewsim_core.pipeline.config import EvalConfig
-    from interviewsim_core.pipeline.direct import ASSET_ORDER, make_gateway, run_evaluation
+    from interviewsim_core.pipeline.runner import run_evaluation
 
-    cfg = EvalConfig(data_root=tmp_path)
-    run_evaluation(cfg, gateway=make_gateway(cfg))
-    _compare(tmp_path, set(ASSET_ORDER))
+    run_evaluation(EvalConfig(data_root=tmp_path))
+    assert (tmp_path / "report" / "report.html").is_file()
+    _compare(tmp_path)
 
 
 @pytest.mark.slow
