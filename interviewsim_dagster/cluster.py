@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import dagster as dg
 
-from .definitions import build_definitions, load_config
+from interviewsim_core.pipeline.config import EvalConfig
+
+from .definitions import build_definitions
 from .launch import GLOBAL_JOB, PERSONALITY_JOB, PERSONALITY_METHOD_JOB, PERSONALITY_SUMMARY_JOB
 
 BROKER_ENV = "DAGSTER_CELERY_BROKER_URL"
@@ -45,7 +47,7 @@ def build_cluster_definitions(cfg) -> dg.Definitions:
     return dg.Definitions.merge(build_definitions(cfg), dg.Definitions(executor=celery_executor_def()))
 
 
-defs = build_cluster_definitions(load_config())
+defs = build_cluster_definitions(EvalConfig.load_resolved())
 
 
 # Module-level job factories, so ``dagster.reconstructable`` can point workers (and ``execute_job``)

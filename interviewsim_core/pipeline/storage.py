@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
-from ..atomic import atomic_write
+from ..atomic_files import atomic_write
 from ..dataroot import Root, as_root
 from .tables import PER_METHOD, from_table, to_table
 

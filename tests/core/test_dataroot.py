@@ -14,7 +14,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from interviewsim_core.atomic import atomic_write
+from interviewsim_core.atomic_files import atomic_write
 from interviewsim_core.dataroot import as_root, exists, is_local, is_url, resolve_root
 from interviewsim_core.errors import ConfigError
 from interviewsim_core.pipeline.config import EvalConfig

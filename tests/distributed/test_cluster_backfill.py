@@ -34,10 +34,10 @@ def _specs(defs, instance, corpus: str):
 
 def _cluster_backfill(instance: dg.DagsterInstance) -> list[str]:
     """Every run of the backfill through the Celery executor; returns the run ids."""
+    from interviewsim_core.pipeline.config import EvalConfig
     from interviewsim_dagster import cluster, launch
-    from interviewsim_dagster.definitions import load_config
 
-    cfg = load_config()
+    cfg = EvalConfig.load_resolved()
     run_ids = []
     for spec in _specs(cluster.defs, instance, str(cfg.corpus)):
         result = dg.execute_job(dg.reconstructable(cluster.JOB_FACTORIES[spec.job]), instance=instance,
@@ -49,10 +49,11 @@ def _cluster_backfill(instance: dg.DagsterInstance) -> list[str]:
 
 
 def _single_process_run(corpus: Path, root: Path) -> None:
+    from interviewsim_core.pipeline.config import EvalConfig
     from interviewsim_dagster import launch
-    from interviewsim_dagster.definitions import build_definitions, load_config
+    from interviewsim_dagster.definitions import build_definitions
 
-    cfg = load_config(env={}, overrides={"corpus": str(corpus), "data_root": str(root), "methods": METHODS})
+    cfg = EvalConfig.load_resolved(env={}, overrides={"corpus": str(corpus), "data_root": str(root), "methods": METHODS})
     defs = build_definitions(cfg)
     with dg.instance_for_test() as instance:
         outcomes = launch.execute(defs, instance, _specs(defs, instance, str(corpus)), progress=lambda _m: None)

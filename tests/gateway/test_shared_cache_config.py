@@ -50,7 +50,7 @@ def test_label_masks_a_password():
 
 
 def test_cache_url_reaches_the_gateway_resource(tmp_path):
-    from interviewsim_dagster.definitions import build_resources, load_config
+    from interviewsim_dagster.definitions import build_resources
 
-    cfg = load_config(env={}, overrides={"data_root": str(tmp_path), "cache_url": "redis://127.0.0.1:6379/0"})
+    cfg = EvalConfig.load_resolved(env={}, overrides={"data_root": str(tmp_path), "cache_url": "redis://127.0.0.1:6379/0"})
     assert build_resources(cfg)["llm"].cache_url == "redis://127.0.0.1:6379/0"
