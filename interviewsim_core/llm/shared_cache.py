@@ -10,6 +10,11 @@ its rules, because they store the same ``CachedEntry`` under the same ``cache_ke
   workers answering the same call at once never overwrite each other;
 - errors are never stored (the gateway only ``put``s a completion), raw text is stored, never the
   parsed value;
+- leases (``lease``/``release``/``lease_holder``, the SQLite cache's protocol for "one payer per key
+  across processes"): a worker about to ask for a key claims it for ``ttl_s`` seconds; another worker
+  missing the same key is told no and waits for the answer. A lease expires, is released when the
+  call fails, ends when the answer is ``put``, and is taken over when its owner process (same host)
+  is gone. The owner is ``host:pid:random``, since pids repeat across machines;
 - no credentials are stored or configured in a URL: Redis reads ``REDIS_PASSWORD`` (and optional
   ``REDIS_USERNAME``), PostgreSQL reads libpq's ``PGPASSWORD`` / ``~/.pgpass``. A URL that carries
   a password is refused, because the URL is part of the run configuration that Dagster shows.
@@ -26,8 +31,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import threading
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -93,6 +100,22 @@ def _decode(data: Mapping[str, Any]) -> CachedEntry:
                        created=float(data["created"]))
 
 
+_HOST = socket.gethostname()
+
+
+def _dead(host: str, pid: int) -> bool:
+    """True when a lease's owner is a process of this host that no longer exists."""
+    if host != _HOST:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 class _PerProcess(Cache):
     """One client per process, re-made after a fork (sockets must not be shared across a fork)."""
 
@@ -103,6 +126,7 @@ class _PerProcess(Cache):
         self._lock = threading.Lock()
         self._client: Any = None
         self._pid = -1
+        self._owner = ""
 
     def _connect(self) -> Any:  # pragma: no cover - interface
         raise NotImplementedError
@@ -110,7 +134,14 @@ class _PerProcess(Cache):
     def _conn(self) -> Any:
         if self._client is None or self._pid != os.getpid():
             self._client, self._pid = self._connect(), os.getpid()
+            self._owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         return self._client
+
+    @property
+    def owner(self) -> str:
+        """This process's lease owner id (``host:pid:random``)."""
+        self._conn()
+        return self._owner
 
     def __getstate__(self) -> dict[str, Any]:
         return {"url": self.url}
@@ -131,6 +162,8 @@ class RedisCache(_PerProcess):
 
     CALL_PREFIX = "interviewsim:call:"
     VECTOR_PREFIX = "interviewsim:emb:"
+    LEASE_PREFIX = "interviewsim:lease:"
+    _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end"
 
     def _connect(self) -> Any:
         import redis
@@ -151,8 +184,49 @@ class RedisCache(_PerProcess):
     def put(self, key: str, entry: CachedEntry) -> None:
         """Store once (``SET NX``): the first writer wins."""
         self._conn().set(self.CALL_PREFIX + key, canonical_json(_encode(entry)).encode("utf-8"), nx=True)
+        self.release(key)
         with self._lock:
             self.stats.writes += 1
+
+    def lease(self, key: str, ttl_s: float) -> bool:
+        """``SET NX PX``: the lease value is the owner; Redis expires it after ``ttl_s``."""
+        client, name = self._conn(), self.LEASE_PREFIX + key
+        value = f"{self._owner}|{_HOST}|{os.getpid()}"
+        ttl_ms = max(1, int(ttl_s * 1000))
+        if client.set(name, value, nx=True, px=ttl_ms):
+            return True
+        held = client.get(name)
+        if held is None:  # expired between the two commands
+            return bool(client.set(name, value, nx=True, px=ttl_ms))
+        owner, host, pid = held.decode("utf-8").rsplit("|", 2)
+        if owner == self._owner or _dead(host, int(pid)):
+            # Ours (renew) or a dead owner's (take over): replace only if it is still that value.
+            with client.pipeline() as pipe:
+                try:
+                    pipe.watch(name)
+                    if pipe.get(name) != held:
+                        return False
+                    pipe.multi()
+                    pipe.set(name, value, px=ttl_ms)
+                    pipe.execute()
+                    return True
+                except Exception as exc:  # redis.WatchError: someone else changed it first
+                    if type(exc).__name__ == "WatchError":
+                        return False
+                    raise
+        return False
+
+    def release(self, key: str) -> None:
+        """Delete the lease only if this owner still holds it (atomic compare-and-delete)."""
+        client = self._conn()
+        client.eval(self._RELEASE, 1, self.LEASE_PREFIX + key, f"{self._owner}|{_HOST}|{os.getpid()}")
+
+    def lease_holder(self, key: str) -> tuple[str, int] | None:
+        held = self._conn().get(self.LEASE_PREFIX + key)
+        if held is None:
+            return None
+        _owner, host, pid = held.decode("utf-8").rsplit("|", 2)
+        return host, int(pid)
 
     def get_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
         keys = list(keys)
@@ -199,6 +273,13 @@ CREATE TABLE IF NOT EXISTS interviewsim_llm_calls (
     completion_tokens INTEGER NOT NULL,
     cost_usd DOUBLE PRECISION NOT NULL,
     created DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE IF NOT EXISTS interviewsim_llm_leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    expires DOUBLE PRECISION NOT NULL
 );
 CREATE TABLE IF NOT EXISTS interviewsim_embeddings (
     key TEXT PRIMARY KEY,
@@ -265,8 +346,37 @@ class PostgresCache(_PerProcess):
             "cost_usd, created) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
             (key, entry.model, entry.contract, entry.raw, canonical_json(list(entry.messages)),
              int(entry.prompt_tokens), int(entry.completion_tokens), float(entry.cost_usd), float(entry.created)))
+        self.release(key)
         with self._lock:
             self.stats.writes += 1
+
+    def lease(self, key: str, ttl_s: float) -> bool:
+        """One statement: insert the lease, or take it over if it is ours or expired."""
+        now = time.time()
+        self._conn()
+        row = self._execute(
+            "INSERT INTO interviewsim_llm_leases (key, owner, host, pid, expires) VALUES (%s, %s, %s, %s, %s) "
+            "ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner, host = EXCLUDED.host, pid = EXCLUDED.pid, "
+            "expires = EXCLUDED.expires WHERE interviewsim_llm_leases.owner = EXCLUDED.owner "
+            "OR interviewsim_llm_leases.expires < %s RETURNING owner",
+            (key, self._owner, _HOST, os.getpid(), now + ttl_s, now), fetch="one")
+        if row is not None:
+            return True
+        held = self._execute("SELECT owner, host, pid FROM interviewsim_llm_leases WHERE key = %s", (key,), fetch="one")
+        if held is None:  # released meanwhile: try once more
+            return self.lease(key, ttl_s)
+        if _dead(held[1], int(held[2])):
+            self._execute("DELETE FROM interviewsim_llm_leases WHERE key = %s AND owner = %s", (key, held[0]))
+            return self.lease(key, ttl_s)
+        return False
+
+    def release(self, key: str) -> None:
+        self._conn()
+        self._execute("DELETE FROM interviewsim_llm_leases WHERE key = %s AND owner = %s", (key, self._owner))
+
+    def lease_holder(self, key: str) -> tuple[str, int] | None:
+        row = self._execute("SELECT host, pid FROM interviewsim_llm_leases WHERE key = %s", (key,), fetch="one")
+        return None if row is None else (row[0], int(row[1]))
 
     def get_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
         keys = list(keys)

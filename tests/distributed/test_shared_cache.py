@@ -1,8 +1,10 @@
 """The shared caches (Redis, PostgreSQL) keep the SQLite cache's rules, checked on real servers.
 
 Same key (the gateway computes it; a shared backend stores what SQLite would under the same key),
-first writer wins (also between processes), vectors round trip, errors never cached, and a second
-gateway on the same backend answers every call from the cache.
+first writer wins (also between processes), vectors round trip, errors never cached, a second
+gateway on the same backend answers every call from the cache, and leases give one payer per key
+(renewed by their owner, refused to others, released on failure, ended by the answer, taken over
+when expired or when the owner process is gone).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def backend(request, servers):
     else:
         url = pg.url
         cache = PostgresCache(url)
-        cache._execute("TRUNCATE interviewsim_llm_calls, interviewsim_embeddings")
+        cache._execute("TRUNCATE interviewsim_llm_calls, interviewsim_embeddings, interviewsim_llm_leases")
     yield url, cache
     cache.close()
 
@@ -107,3 +109,37 @@ def test_two_processes_writing_the_same_keys_leave_one_whole_entry_each(backend)
     for i in range(300):
         raw = cache.get(f"key-{i}").raw
         assert raw in (f"A-{i}-" + "x" * 2000, f"B-{i}-" + "x" * 2000)
+
+
+_LEASE_HOLDER = textwrap.dedent("""
+    import sys
+    from interviewsim_core.llm.shared_cache import open_cache
+    cache = open_cache(sys.argv[1], "/nonexistent/unused.sqlite")
+    assert cache.lease("dead-owner", 600)
+    print(cache.owner, flush=True)
+""")
+
+
+def test_leases_give_one_payer_per_key(backend):
+    import os
+    import socket
+    import time
+
+    url, first = backend
+    second = open_cache(url, "/nonexistent/unused.sqlite")  # another owner, as another process would be
+    assert first.owner != second.owner
+    assert first.lease("k", 60) and first.lease("k", 60)  # taken, then renewed by its owner
+    assert not second.lease("k", 60)
+    assert first.lease_holder("k") == (socket.gethostname(), os.getpid())
+    first.release("k")  # the call failed: someone else may ask
+    assert second.lease("k", 60) and not first.lease("k", 60)
+    second.put("k", CachedEntry(raw="answer"))  # the answer ends the lease
+    assert first.lease_holder("k") is None
+    assert first.lease("short", 0.2) and not second.lease("short", 60)
+    time.sleep(0.4)
+    assert second.lease("short", 60)  # expired: taken over
+    # A lease held by a process that is gone (same host) is taken over at once.
+    out = subprocess.run([sys.executable, "-c", _LEASE_HOLDER, url], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert first.lease("dead-owner", 60)
+    second.close()
