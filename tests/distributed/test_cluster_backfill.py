@@ -6,7 +6,7 @@ written to an S3 server. The reference: the same corpus, methods and offline mod
 process on a SQLite instance with a local data root and the SQLite cache (``interviewsim run``).
 Then the same backfill again on the cluster must make zero model calls, and the ``llm_offline``
 pool, capped at one slot, must never have had two model-calling steps running at once although two
-workers were busy.
+workers were busy, while the rerun with two slots does run such steps side by side.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 import pytest
-from conftest import METHODS, PEOPLE, REPO, Cluster, Workers
+from cluster_support import METHODS, PEOPLE, REPO, Cluster, Workers
 
 from interviewsim_core.dataroot import as_root
 from interviewsim_core.pipeline.storage import read_frame
@@ -111,6 +111,12 @@ def _max_overlap(spans: list[tuple[float, float, str]]) -> int:
     return peak
 
 
+def _set_pool_limit(pool: str, limit: int) -> None:
+    done = subprocess.run([sys.executable, "-m", "dagster", "instance", "concurrency", "set", pool, str(limit)],
+                          capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
 def _workers_used(instance, run_ids: list[str]) -> set[str]:
     used = set()
     for run_id in run_ids:
@@ -126,9 +132,7 @@ def test_cluster_backfill_matches_single_process_and_rerun_makes_no_calls(cluste
     from interviewsim_core.llm.shared_cache import open_cache
 
     # The pool of the offline provider gets one slot, instance-wide (the documented CLI command).
-    done = subprocess.run([sys.executable, "-m", "dagster", "instance", "concurrency", "set", "llm_offline", "1"],
-                          capture_output=True, text=True, cwd=REPO)
-    assert done.returncode == 0, done.stderr[-3000:]
+    _set_pool_limit("llm_offline", 1)
 
     with dg.DagsterInstance.get() as instance:
         assert type(instance.run_storage).__name__ == "PostgresRunStorage"
@@ -172,7 +176,10 @@ def test_cluster_backfill_matches_single_process_and_rerun_makes_no_calls(cluste
         # The same backfill again: every call answered by the shared cache.
         first_calls = sum(m.get("step_calls_made", 0) for m in _materializations(instance, first))
         assert first_calls > 0
+        # Control for the pool: with two slots, the same steps do run side by side on the two workers.
+        _set_pool_limit("llm_offline", 2)
         second = _cluster_backfill(instance)
+        assert _max_overlap(_pool_steps(instance, second, pool_assets)) == 2
         mats = _materializations(instance, second)
         assert mats and sum(m.get("step_calls_made", 0) for m in mats) == 0, mats
         assert sum(m.get("step_cache_hits", 0) for m in mats) > 0
