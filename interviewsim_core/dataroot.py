@@ -23,7 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Union
 
-__all__ = ["Root", "as_root", "atomic_put", "exists", "is_local", "is_url", "local_path", "resolve_root"]
+__all__ = ["Root", "as_root", "atomic_put", "exists", "forget_listings", "is_local", "is_url", "local_path",
+           "resolve_root"]
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 
@@ -69,6 +70,22 @@ def resolve_root(value: str | os.PathLike[str] | Any) -> Root:
     """Absolute for a local folder (so a run does not depend on its working directory); URLs as given."""
     root = as_root(value)
     return root.expanduser().resolve() if isinstance(root, Path) else root
+
+
+def forget_listings(path: Root) -> None:
+    """Drop what this process's fsspec filesystem remembers (listings, sizes, ETags) about ``path``.
+
+    fsspec filesystems are cached per process and remember listings; a long-lived worker would
+    otherwise read an object another worker has since replaced with the old ETag (s3fs then fails
+    with ``FileExpired``) or list a folder without the partitions written since. Local paths: no-op.
+    """
+    if isinstance(path, Path):
+        return
+    try:
+        # Everything, not just ``path``: s3fs keeps each sub-folder's listing separately.
+        path.fs.invalidate_cache()
+    except Exception:  # noqa: BLE001 - filesystems without a cache
+        pass
 
 
 def exists(path: Root) -> bool:

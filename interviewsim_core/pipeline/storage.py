@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from ..atomic_files import atomic_write
-from ..dataroot import Root, as_root
+from ..dataroot import Root, as_root, forget_listings
 from .tables import PER_METHOD, from_table, to_table
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=@-]")
@@ -57,5 +57,6 @@ def read_frame(path: Root) -> pd.DataFrame:
     """Read one partition file back as pandas (list columns as lists)."""
     if isinstance(path, (Path, str)):
         return from_table(pq.read_table(path))
+    forget_listings(path)  # the object may have been replaced by another worker since we listed it
     with path.open("rb") as fh:  # a UPath: read through its fsspec filesystem
         return from_table(pq.read_table(fh))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..dataroot import as_root
+from ..dataroot import as_root, forget_listings
 from ..pipeline.storage import read_frame
 from ..pipeline.tables import SCHEMAS, empty_frame
 
@@ -46,4 +46,5 @@ def read_asset(root: Path, asset: str) -> pd.DataFrame:
 def load_tables(data_root: Path | str, tables: tuple[str, ...] = REPORT_TABLES) -> dict[str, pd.DataFrame]:
     """Table name -> all its partitions concatenated; absent tables come back empty, never missing."""
     root = as_root(data_root)  # a folder or a URL (s3://...): see dataroot.py
+    forget_listings(root)  # list what other workers wrote since, not what this process saw before
     return {name: read_asset(root, name) for name in tables}
