@@ -195,9 +195,11 @@ class FakeOpenAIServer:
                         headers[k.strip().lower()] = v.strip()
                 body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
                 status, extra, payload = await self._dispatch(method, path, headers, body)
-                out = json.dumps(payload).encode()
+                raw = isinstance(payload, bytes)  # file downloads (batch output) are not JSON documents
+                out = payload if raw else json.dumps(payload).encode()
                 reason = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
-                hdr = [f"HTTP/1.1 {status} {reason.get(status, 'Status')}", "Content-Type: application/json",
+                hdr = [f"HTTP/1.1 {status} {reason.get(status, 'Status')}",
+                       f"Content-Type: {'application/octet-stream' if raw else 'application/json'}",
                        f"Content-Length: {len(out)}", "Connection: keep-alive"]
                 hdr += [f"{k}: {v}" for k, v in extra.items()]
                 writer.write(("\r\n".join(hdr) + "\r\n\r\n").encode("latin-1") + out)
