@@ -70,6 +70,8 @@ class FakeServerConfig:
     reply: Callable[[list[dict[str, Any]]], str] = echo_reply
     """Scripted replies by prompt content, so contract parsers can be exercised."""
     embedding_dim: int = 16
+    count_tokens: Callable[[str], int] | None = None
+    """Token count reported in ``usage`` per message content; default: whitespace words."""
 
 
 @dataclass
@@ -264,7 +266,8 @@ class FakeOpenAIServer:
     def _chat(self, req: dict[str, Any], malformed: bool) -> dict[str, Any]:
         messages = req.get("messages") or []
         text = MALFORMED_TEXT if malformed else self.config.reply(messages)
-        prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
+        count = self.config.count_tokens or (lambda text: len(text.split()))
+        prompt_tokens = sum(count(str(m.get("content", ""))) for m in messages)
         completion_tokens = len(text.split())
         return {
             "id": "chatcmpl-fake",
