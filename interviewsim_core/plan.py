@@ -250,9 +250,9 @@ def plan_run(config, personalities: Sequence[str] | None = None, methods: Sequen
     """
     from .llm.cache import SqliteCache
     from .pipeline.config import OFFLINE_EMBEDDING
-    from .pipeline.direct import run_evaluation
+    from .pipeline.runner import run_evaluation
 
-    from .pipeline.direct import load_splits
+    from .pipeline.runner import load_splits
 
     path = config.effective_cache_path
     cache = SqliteCache(path) if path.exists() else None

@@ -28,12 +28,13 @@ def server():
 
 
 def test_plan_matches_the_run_it_plans(tmp_path, server, monkeypatch):
-    from interviewsim_core.pipeline.direct import make_gateway, run_evaluation
+    from interviewsim_core.factories import make_gateway
+    from interviewsim_core.pipeline.runner import run_evaluation
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
     cfg = EvalConfig(data_root=tmp_path, methods=("simple", "chrono-5"), api_base=server.base_url,
                      generator={"model": "openai/gpt-4.1"}, judges=({"model": "openai/gpt-4o"},),
-                     builder={"model": "openai/gpt-4.1"})
+                     builder={"model": "openai/gpt-4.1"}, premise_judge={"model": "openai/gpt-4.1"})
     plan = plan_run(cfg, personalities=PIDS)
     assert server.requests == 0  # planning calls no model
     tables = run_evaluation(cfg, gateway=make_gateway(cfg), personalities=PIDS)
@@ -41,8 +42,9 @@ def test_plan_matches_the_run_it_plans(tmp_path, server, monkeypatch):
     assert plan.calls == len(sent)  # every output valid: exactly the calls made
     invalid = sum(int((df["status"] != "ok").sum()) for df in tables.values() if "status" in df)
     assert invalid == 0
-    reported = sum(int(df["prompt_tokens"].sum()) for n, df in tables.items()
-                   if "prompt_tokens" in df and n not in ("method_scores", "leaderboard"))
+    # Every call's usage, premise passes (pass1_/pass2_ columns) included; scores only re-sum them.
+    reported = sum(int(df[c].sum()) for n, df in tables.items() if n not in ("method_scores", "leaderboard",
+                   "personality_scores") for c in df.columns if c.endswith("prompt_tokens"))
     assert plan.prompt_tokens == pytest.approx(reported, rel=0.10)
     # Per step too: one line per (step, method, model), and the steps are the run's tables.
     steps = {ln.step for ln in plan.lines}
@@ -53,12 +55,13 @@ def test_plan_matches_the_run_it_plans(tmp_path, server, monkeypatch):
 
 
 def test_a_second_plan_expects_cache_hits_for_everything_run(tmp_path, server, monkeypatch):
-    from interviewsim_core.pipeline.direct import make_gateway, run_evaluation
+    from interviewsim_core.factories import make_gateway
+    from interviewsim_core.pipeline.runner import run_evaluation
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
     cfg = EvalConfig(data_root=tmp_path, methods=("simple",), api_base=server.base_url,
                      generator={"model": "openai/gpt-4.1"}, judges=({"model": "openai/gpt-4o"},),
-                     builder={"model": "openai/gpt-4.1"})
+                     builder={"model": "openai/gpt-4.1"}, premise_judge={"model": "openai/gpt-4.1"})
     run_evaluation(cfg, gateway=make_gateway(cfg), personalities=PIDS[:1])
     again = plan_run(cfg, personalities=PIDS[:1])
     assert again.calls > 0 and again.to_send == 0 and again.cost_usd == 0
