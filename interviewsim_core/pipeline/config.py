@@ -142,6 +142,18 @@ class EvalConfig(BaseModel):
         return v
 
     @model_validator(mode="after")
+    def _templates_only_for_the_generator(self) -> EvalConfig:
+        # A judge or builder that changed with the person judged would score each person on a
+        # different scale; only the simulated person (generation, MCQ answering) may be per person.
+        roles = {"builder": self.builder, "premise_judge": self.premise_judge,
+                 **{f"judges[{i}]": j for i, j in enumerate(self.judges)}}
+        bad = [f"{role} ({m.model})" for role, m in roles.items() if m.is_per_personality]
+        if bad:
+            raise ValueError(f"only the generator may be a per-personality template ({{personality_id}}); "
+                             f"got it in {', '.join(bad)}")
+        return self
+
+    @model_validator(mode="after")
     def _cron_shape(self) -> EvalConfig:
         if len(self.rescore_cron.split()) != 5:
             raise ValueError(f"rescore_cron must have five fields, got {self.rescore_cron!r}")

@@ -67,6 +67,10 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("personality_id", _S), ("judge", _S), ("trait", _S), ("vote_index", _I),
         ("rate", _S), ("justification", _S),
     ], calls=True),
+    "training_personality": _schema([
+        ("personality_id", _S), ("judge", _S), ("trait", _S), ("vote_index", _I),
+        ("rate", _S), ("justification", _S),
+    ], calls=True),
     "generations": _schema([
         ("personality_id", _S), ("method", _S), ("qa_id", _S), ("interview_id", _S), ("question", _S),
         ("generated", _S), ("strategy", _S), ("n_context_requested", _I), ("n_context_used", _I),
@@ -127,6 +131,7 @@ KEY_COLUMNS: dict[str, tuple[str, ...]] = {
     "atomic_items": ("personality_id", "qa_id"),
     "mcq_items": ("personality_id", "item_id"),
     "reference_personality": ("personality_id", "judge", "trait", "vote_index"),
+    "training_personality": ("personality_id", "judge", "trait", "vote_index"),
     "generations": ("personality_id", "method", "qa_id"),
     "content_similarity": ("personality_id", "method", "judge", "qa_id"),
     "factual_consistency": ("personality_id", "method", "judge", "qa_id"),
