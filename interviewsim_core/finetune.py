@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .atomic import atomic_write_text
+from .atomic_files import atomic_write_text
 from .contracts import generation
 from .split import HeldOutSplit
 
-__all__ = ["SftRecord", "sft_records", "sft_jsonl", "write_sft_files", "ALL_PERSONALITIES_FILE"]
+__all__ = ["SftRecord", "sft_records", "sft_jsonl", "write_sft_files", "write_sft_records", "ALL_PERSONALITIES_FILE"]
 
 ALL_PERSONALITIES_FILE = "all_personalities.jsonl"
 """Name of the one file that holds every personality's records (the paper's all-personality SFT)."""
@@ -79,10 +79,16 @@ def _default_stem(personality_id: str) -> str:
 
 def write_sft_files(splits: Sequence[HeldOutSplit], out_dir: Path,
                     file_name: Callable[[str], str] | None = None) -> dict[str, Path]:
+    """``write_sft_records`` of every training pair of ``splits``."""
+    return write_sft_records({sp.personality_id: sft_records(sp) for sp in splits}, out_dir, file_name)
+
+
+def write_sft_records(by_person: dict[str, list[SftRecord]], out_dir: Path,
+                      file_name: Callable[[str], str] | None = None) -> dict[str, Path]:
     """Write ``<out_dir>/<name>.jsonl`` per personality plus the all-personality file, atomically.
 
     Args:
-        splits: the personalities to export.
+        by_person: personality id -> its records.
         out_dir: created if missing.
         file_name: personality id -> file stem (default: the data root's partition naming, so ids
             that are not safe file names still get distinct files).
@@ -94,12 +100,11 @@ def write_sft_files(splits: Sequence[HeldOutSplit], out_dir: Path,
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     everything: list[SftRecord] = []
-    for split in splits:
-        records = sft_records(split)
+    for pid, records in by_person.items():
         everything += records
-        path = out_dir / f"{stem(split.personality_id)}.jsonl"
+        path = out_dir / f"{stem(pid)}.jsonl"
         atomic_write_text(path, sft_jsonl(records))
-        written[split.personality_id] = path
+        written[pid] = path
     path = out_dir / ALL_PERSONALITIES_FILE
     atomic_write_text(path, sft_jsonl(everything))
     written[ALL_PERSONALITIES_FILE] = path

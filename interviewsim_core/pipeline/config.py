@@ -29,7 +29,7 @@ ENV_PREFIX = "INTERVIEWSIM_"
 JUDGE_CONTRACTS: tuple[str, ...] = ("content_similarity", "factual_consistency", "personality")
 
 _MODEL_FIELDS = ("generator", "builder", "premise_judge")
-_PATH_FIELDS = ("corpus", "data_root", "cache_path", "premise_conclusions", "categories_csv")
+_PATH_FIELDS = ("corpus", "data_root", "cache_path", "premise_conclusions", "categories_csv", "human_labels_csv")
 
 
 def _sample_corpus() -> Path:
@@ -95,6 +95,19 @@ class EvalConfig(BaseModel):
     categories_csv: Path | None = None
     """CSV with columns ``personality_id, category`` for the report's contradiction-by-category breakdown;
     ``None`` leaves that section "not run" (categories are the user's grouping, not something the corpus says)."""
+    human_labels_csv: Path | None = None
+    """CSV of human judgments (``personality_id, method, qa_id, metric, value``; metrics ``cs``, ``fc``,
+    ``mcq_item_valid``) for the report's judge-vs-human agreement section (``metrics.human_agreement``)."""
+    ps_stability: bool = False
+    """Run the PS judge stability check (paper 3.3): each judge also rates the Big Five from a person's
+    training answers, and the report shows how well that profile aligns with the held-out one. Off by
+    default because it costs 15 judge calls per personality and judge over long prompts."""
+    ps_stability_responses: int | None = None
+    """Training answers the stability check rates per person: ``None`` = as many as the held-out side
+    has (same volume of evidence on both sides), taken from the latest training interviews."""
+    finetune_export: bool = False
+    """Write each personality's training pairs as chat-format JSONL for supervised fine-tuning
+    (``sft_examples`` per personality, ``sft_dataset`` writes ``<data_root>/finetune/*.jsonl``)."""
 
     @field_validator("methods")
     @classmethod
@@ -242,7 +255,7 @@ class EvalConfig(BaseModel):
             "data_root": Path(self.data_root).expanduser().resolve(),
             "cache_path": self.effective_cache_path.expanduser().resolve(),
         }
-        for name in ("premise_conclusions", "categories_csv"):
+        for name in ("premise_conclusions", "categories_csv", "human_labels_csv"):
             value = getattr(self, name)
             if value is not None:
                 updates[name] = Path(value).expanduser().resolve()

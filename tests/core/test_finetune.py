@@ -56,3 +56,18 @@ def test_written_files_per_personality_and_all(tmp_path, splits):
         total += len(lines)
     assert len(written[ALL_PERSONALITIES_FILE].read_text(encoding="utf-8").splitlines()) == total
     assert not list(tmp_path.glob(".*.tmp"))  # atomic writes leave no temp files
+
+
+def test_runner_exports_jsonl_when_asked_and_no_heldout_text_reaches_it(tmp_path, splits):
+    from interviewsim_core.pipeline.config import EvalConfig
+    from interviewsim_core.pipeline.runner import run_evaluation
+
+    cfg = EvalConfig(data_root=tmp_path, methods=("simple",), finetune_export=True)
+    tables = run_evaluation(cfg)
+    out = tmp_path / "finetune"
+    files = sorted(p.name for p in out.glob("*.jsonl"))
+    assert ALL_PERSONALITIES_FILE in files and len(files) == len(splits) + 1
+    blob = "".join(p.read_text(encoding="utf-8") for p in out.glob("*.jsonl"))
+    held = [p.response for sp in splits for p in sp.test_pairs]
+    assert not [h for h in held if h in blob]
+    assert len(tables["sft_examples"]) == sum(len(sp.train_pairs) for sp in splits)

@@ -59,3 +59,18 @@ def test_training_side_reads_training_responses_only(splits, models):
         text = "\n".join(m["content"] for m in call.request.messages)
         assert not [h for h in held if h in text]
         assert call.key[0] == "training_personality"
+
+
+def test_runner_builds_the_stability_table_only_when_asked(tmp_path):
+    from interviewsim_core.pipeline.config import EvalConfig
+    from interviewsim_core.pipeline.runner import run_evaluation
+
+    pids = ["SYN_AUERLUND", "SYN_KAVANEK"]
+    off = run_evaluation(EvalConfig(data_root=tmp_path / "off", methods=("simple",)), personalities=pids, write=False)
+    assert "ps_stability" not in off and "training_personality" not in off
+    on = run_evaluation(EvalConfig(data_root=tmp_path / "on", methods=("simple",), ps_stability=True),
+                        personalities=pids, write=False)
+    assert len(on["training_personality"]) == len(pids) * len(TRAITS) * 3
+    stab = on["ps_stability"]
+    assert sorted(stab["personality_id"]) == pids
+    assert stab["alignment"].between(0, 1).all()
