@@ -18,11 +18,11 @@ from typing import Any, ClassVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..embeddings.factory import OFFLINE_EMBEDDING
 from ..errors import ConfigError
 from ..llm.types import ModelConfig
 
 OFFLINE_MODEL = "offline/extractive"
-OFFLINE_EMBEDDING = "offline/hashing"
 ENV_PREFIX = "INTERVIEWSIM_"
 
 # Contracts whose wording or parser decides what a judge's rows mean: part of its identity.

@@ -14,13 +14,13 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import ConfigError
-from ..llm.embeddings import Embedder, EmbeddingCache, HashingEmbedder
+from ..embeddings import Embedder, EmbeddingCache, embedder_for
 from ..loader import load_corpus
 from ..split import HeldOutSplit, split_personality
 from ..strategies import MethodSpec, resolve_method, train_question_matrix
 from . import builders, generation, judges, mcq
 from .calls import CallRunner, PlannedCall, run_calls
-from .config import OFFLINE_EMBEDDING, EvalConfig
+from .config import EvalConfig
 from .scoring import build_leaderboard, score_method
 from .split_tables import split_table
 from .storage import partition_path, write_frame
@@ -35,16 +35,8 @@ ASSET_ORDER: tuple[str, ...] = (
 
 
 def embedder_from(model: str, api_base: str | None = None) -> Embedder:
-    """The embedder for a model string: hashing offline, else litellm (imported only when asked for).
-
-    Callers that hold only the two values (the CLI, Dagster resources) use this rather than building
-    a throwaway EvalConfig.
-    """
-    if model == OFFLINE_EMBEDDING:
-        return HashingEmbedder()
-    from ..llm.litellm_embedder import LiteLLMEmbedder
-
-    return LiteLLMEmbedder(model, api_base=api_base)
+    """The embedder for a model string (``embeddings.embedder_for``); kept as the seam tests patch."""
+    return embedder_for(model, api_base)
 
 
 def make_embedder(config: EvalConfig) -> Embedder:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..contracts import generation
-from ..llm.embeddings import Embedder, EmbeddingCache
+from ..embeddings import Embedder, EmbeddingCache
 from ..llm.types import ModelConfig
 from ..split import HeldOutSplit
 from ..strategies import MethodSpec, resolve_method, select_contexts

@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..llm.embeddings import Embedder, EmbeddingCache, cached_embed
+from ..embeddings import Embedder, EmbeddingCache, cached_embed
 from ..split import HeldOutSplit, PairRef
 
 SIMILARITY_DECIMALS = 9

@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..llm.embeddings import Embedder, EmbeddingCache
+from ..embeddings import Embedder, EmbeddingCache
 from ..split import HeldOutSplit
 from ._base import (
     CHRONOLOGICAL,

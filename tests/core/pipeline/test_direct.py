@@ -111,7 +111,7 @@ def test_real_gateway_offline_model_and_cache(tmp_path):
 
 
 def test_embedder_choice_follows_config():
-    from interviewsim_core.llm.embeddings import HashingEmbedder
+    from interviewsim_core.embeddings import HashingEmbedder
     from interviewsim_core.pipeline.direct import make_embedder
 
     assert isinstance(make_embedder(EvalConfig()), HashingEmbedder)

@@ -306,7 +306,7 @@ class _Recording:
     """An embedder that remembers what it was asked to embed (delegating to the offline one)."""
 
     def __init__(self):
-        from interviewsim_core.llm.embeddings import HashingEmbedder
+        from interviewsim_core.embeddings import HashingEmbedder
 
         self._inner = HashingEmbedder(dim=256)
         self.name = "recording-" + self._inner.name
