@@ -44,7 +44,7 @@ def cap_text(text: str, max_chars: int) -> tuple[str, bool]:
         return text, False
     head = text.strip()[:max_chars]
     cut = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
-    if cut >= max_chars - _WORD_BOUNDARY_WINDOW:
+    if cut > 0 and cut >= max_chars - _WORD_BOUNDARY_WINDOW:
         head = head[:cut]
     return head.rstrip(), True
 
