@@ -17,7 +17,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_core.pipeline.config import EvalConfig, check_retrieval_embedder
 
 from .assets_support import CONFIG, CORPUS, LLM
 from .defs.corpus import assets as corpus_assets
@@ -68,7 +68,12 @@ def build_resources(cfg: EvalConfig) -> dict[str, object]:
 
 
 def build_definitions(cfg: EvalConfig) -> dg.Definitions:
-    """Every asset, check, sensor and resource for one configuration (methods, judges, cron, paths)."""
+    """Every asset, check, sensor and resource for one configuration (methods, judges, cron, paths).
+
+    Refuses (ConfigError) a configuration ``check_retrieval_embedder`` refuses, so the UI's code location
+    fails to load with the message naming the embedder option instead of serving a misconfigured run.
+    """
+    check_retrieval_embedder(cfg)
     assets = [
         *corpus_assets.build_assets(),
         *reference_assets.build_assets(cfg),

@@ -136,7 +136,7 @@ def retrieval_inputs(cfg: EvalConfig, split: HeldOutSplit, methods) -> dict:
 
     if not any(resolve_method(m).needs_embedder for m in methods):
         return {"embedder": None, "train_embeddings": None, "embedding_cache": None}
-    embedder = configured_embedder(cfg.embedding_model, cfg.effective_embedding_api_base)
+    embedder = configured_embedder(cfg.effective_embedding_model, cfg.effective_embedding_api_base)
     cache = _embedding_cache(str(Path(cfg.data_root) / ".cache" / "embeddings"))
     return {"embedder": embedder, "train_embeddings": train_question_matrix(split, embedder, cache),
             "embedding_cache": cache}

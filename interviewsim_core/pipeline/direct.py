@@ -20,7 +20,7 @@ from ..split import HeldOutSplit, split_personality
 from ..strategies import MethodSpec, resolve_method, train_question_matrix
 from . import builders, generation, judges, mcq
 from .calls import CallRunner, PlannedCall, run_calls
-from .config import EvalConfig
+from .config import EvalConfig, check_retrieval_embedder
 from .scoring import build_leaderboard, score_method
 from .split_tables import split_table
 from .storage import partition_path, write_frame
@@ -41,7 +41,7 @@ def embedder_from(model: str, api_base: str | None = None) -> Embedder:
 
 def make_embedder(config: EvalConfig) -> Embedder:
     """The configured embedder (model and effective embedding server of ``config``)."""
-    return embedder_from(config.embedding_model, config.effective_embedding_api_base)
+    return embedder_from(config.effective_embedding_model, config.effective_embedding_api_base)
 
 
 def make_gateway(config: EvalConfig) -> CallRunner:
@@ -118,6 +118,7 @@ def run_evaluation(
         Table name -> DataFrame, in ``ASSET_ORDER``.
     """
     say = progress or (lambda _msg: None)
+    check_retrieval_embedder(config)
     splits = load_splits(config, personalities)
     specs = [resolve_method(m) for m in (methods if methods is not None else config.methods)]
     gw = gateway if gateway is not None else make_gateway(config)
@@ -140,7 +141,7 @@ def run_evaluation(
         f"x {len(specs)} methods")
     plan_fs = {pid: builders.plan_fact_summary(sp, builder) for pid, sp in splits.items()}
     plan_at = {pid: builders.plan_atomic_items(sp, builder) for pid, sp in splits.items()}
-    plan_rp = {pid: judges.plan_reference_personality(sp, judge_models) for pid, sp in splits.items()}
+    plan_rp = {pid: judges.plan_reference_personality(sp, judge_models, config.ps_vote_sampling) for pid, sp in splits.items()}
     plan_gen = {(pid, s.name): generation.plan_generations(sp, s, generator, embedder, seed, **emb(pid))
                 for pid, sp in splits.items() for s in specs}
     res = run_calls(gw, _flat(plan_fs, plan_at, plan_rp, plan_gen))
@@ -154,7 +155,7 @@ def run_evaluation(
     plan_mi = {pid: builders.plan_mcq_items(sp, atomic[pid], builder, options) for pid, sp in splits.items()}
     plan_cs = {k: judges.plan_content_similarity(splits[k[0]], g, judge_models) for k, g in gens.items()}
     plan_fc = {k: judges.plan_factual_consistency(fact[k[0]], g, judge_models) for k, g in gens.items()}
-    plan_gp = {k: judges.plan_generated_personality(g, judge_models) for k, g in gens.items()}
+    plan_gp = {k: judges.plan_generated_personality(g, judge_models, config.ps_vote_sampling) for k, g in gens.items()}
     res = run_calls(gw, _flat(plan_mi, plan_cs, plan_fc, plan_gp))
     items = {pid: builders.assemble_mcq_items(p, res, seed) for pid, p in plan_mi.items()}
     cs = {k: judges.assemble_content_similarity(p, res) for k, p in plan_cs.items()}

@@ -64,7 +64,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("shuffle_seed", _S),
     ], calls=True),
     "reference_personality": _schema([
-        ("personality_id", _S), ("judge", _S), ("trait", _S), ("vote_index", _I),
+        ("personality_id", _S), ("judge", _S), ("trait", _S), ("vote_index", _I), ("vote_temperature", _F),
         ("rate", _S), ("justification", _S),
     ], calls=True),
     "generations": _schema([
@@ -79,7 +79,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("personality_id", _S), ("method", _S), ("judge", _S), ("qa_id", _S), ("label", _S), ("explanation", _S),
     ], calls=True),
     "generated_personality": _schema([
-        ("personality_id", _S), ("method", _S), ("judge", _S), ("trait", _S), ("vote_index", _I),
+        ("personality_id", _S), ("method", _S), ("judge", _S), ("trait", _S), ("vote_index", _I), ("vote_temperature", _F),
         ("rate", _S), ("justification", _S),
     ], calls=True),
     "mcq_answers": _schema([

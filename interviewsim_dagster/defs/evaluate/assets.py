@@ -66,14 +66,15 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
 
     @dg.asset(
         **judged,
-        code_version=model_version(judge_models, ["personality"]),
+        code_version=model_version(judge_models, ["personality"], ps_votes=cfg.ps_vote_sampling.model_dump()),
         description="Big Five levels of the generated answers: 5 traits x 3 votes per judge.",
     )
     def generated_personality(context: dg.AssetExecutionContext, generations: dict, eval_config: EvalConfigResource,
                               llm: GatewayResource):
-        models = eval_config.get().effective_judges
+        run_cfg = eval_config.get()
+        models, sampling = run_cfg.effective_judges, run_cfg.ps_vote_sampling
         plans = {
-            key: judges.plan_generated_personality(frame_for(generations, key, "generations"), models)
+            key: judges.plan_generated_personality(frame_for(generations, key, "generations"), models, sampling)
             for key, _, _ in cells(context, pxm)
         }
         return run_partitioned(context, llm.get(), plans, judges.assemble_generated_personality)

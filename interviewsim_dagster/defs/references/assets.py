@@ -77,15 +77,17 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
     @dg.asset(
         **common,
         deps=[heldout_split],
-        code_version=model_version(judge_models, ["personality"]),
+        code_version=model_version(judge_models, ["personality"], ps_votes=cfg.ps_vote_sampling.model_dump()),
         pool=pool_for(judge_models),
         automation_condition=rescore_on_judge_change(cfg.rescore_cron),
         description="Big Five levels of the held-out responses: 5 traits x 3 votes per judge.",
     )
     def reference_personality(context: dg.AssetExecutionContext, eval_config: EvalConfigResource,
                               corpus: CorpusResource, llm: GatewayResource):
-        models = eval_config.get().effective_judges
-        plans = {k: judges.plan_reference_personality(corpus.split(k), models) for k in personality_keys(context)}
+        run_cfg = eval_config.get()
+        models, sampling = run_cfg.effective_judges, run_cfg.ps_vote_sampling
+        plans = {k: judges.plan_reference_personality(corpus.split(k), models, sampling)
+                 for k in personality_keys(context)}
         return run_partitioned(context, llm.get(), plans, judges.assemble_reference_personality)
 
     return [fact_summary, atomic_items, mcq_items, reference_personality]

@@ -73,7 +73,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         data = build_report(
             run_cfg.data_root,
             categories_csv=run_cfg.categories_csv,
-            embedder=configured_embedder(run_cfg.embedding_model, run_cfg.effective_embedding_api_base),
+            embedder=configured_embedder(run_cfg.effective_embedding_model, run_cfg.effective_embedding_api_base),
             methods=run_cfg.methods,
             seed=run_cfg.seed,
         )

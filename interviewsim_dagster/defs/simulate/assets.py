@@ -20,7 +20,7 @@ GROUP = "simulate"
 
 
 def generator_version(cfg: EvalConfig, contract: str) -> str:
-    return model_version([cfg.effective_generator], [contract], seed=cfg.seed, embedding=cfg.embedding_model)
+    return model_version([cfg.effective_generator], [contract], seed=cfg.seed, embedding=cfg.effective_embedding_model)
 
 
 def plan_generation_cells(cfg: EvalConfig, corpus: CorpusResource, run_cells: list[tuple[str, str, str]]) -> dict:

@@ -22,7 +22,8 @@ METHODS = ("simple", "chrono-5", "hybrid-2-2")
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("direct")
-    cfg = EvalConfig(data_root=root, methods=METHODS,
+    # Scripted (non-offline) judges and a retrieval method: the offline embedder must be chosen explicitly.
+    cfg = EvalConfig(data_root=root, methods=METHODS, embedding_model="offline/hashing",
                      judges=({"model": "scripted/a", "label": "judge-a"}, {"model": "scripted/b", "label": "judge-b"}))
     gw = ScriptedGateway()
     lines: list[str] = []
