@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -378,19 +378,21 @@ def real_models(config: EvalConfig) -> list[str]:
     return list(dict.fromkeys(m.model for m in roles if not m.model.startswith(OFFLINE_PREFIX)))
 
 
-def retrieval_embedder_problem(config: EvalConfig) -> str | None:
+def retrieval_embedder_problem(config: EvalConfig, methods: Iterable[Any] | None = None) -> str | None:
     """Why this run must not start with its embedder, or None.
 
     A real generator or judge with retrieval methods (Memory-k, Hybrid) and the embedding model left
     unset would rank training questions with the offline bag-of-words embedder: publishable-looking
     numbers from a smoke-test retriever. "Unset" is ``embedding_model is None``; ``offline/hashing``
-    given explicitly (flag, env, file) is a choice and passes.
+    given explicitly (flag, env, file) is a choice and passes. ``methods`` (names or specs) replaces
+    ``config.methods`` for a run that selects its own.
     """
     if config.embedding_model is not None:
         return None
     from ..strategies import resolve_method
 
-    retrieval = [m for m in config.methods if resolve_method(m).needs_embedder]
+    specs = [resolve_method(m) for m in (config.methods if methods is None else methods)]
+    retrieval = [s.name for s in specs if s.needs_embedder]
     real = real_models(config)
     if not retrieval or not real:
         return None
@@ -401,12 +403,12 @@ def retrieval_embedder_problem(config: EvalConfig) -> str | None:
             f"{OFFLINE_EMBEDDING} to retrieve offline on purpose.")
 
 
-def check_retrieval_embedder(config: EvalConfig) -> EvalConfig:
+def check_retrieval_embedder(config: EvalConfig, methods: Iterable[Any] | None = None) -> EvalConfig:
     """``config`` unchanged, or ConfigError with ``retrieval_embedder_problem``'s message.
 
     Called where a run starts: ``interviewsim run``, the Dagster definitions, ``direct.run_evaluation``.
     """
-    problem = retrieval_embedder_problem(config)
+    problem = retrieval_embedder_problem(config, methods)
     if problem:
         raise ConfigError(problem)
     return config

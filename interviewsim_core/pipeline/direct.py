@@ -118,9 +118,9 @@ def run_evaluation(
         Table name -> DataFrame, in ``ASSET_ORDER``.
     """
     say = progress or (lambda _msg: None)
-    check_retrieval_embedder(config)
-    splits = load_splits(config, personalities)
     specs = [resolve_method(m) for m in (methods if methods is not None else config.methods)]
+    check_retrieval_embedder(config, specs)
+    splits = load_splits(config, personalities)
     gw = gateway if gateway is not None else make_gateway(config)
     generator, judge_models, builder = config.effective_generator, config.effective_judges, config.effective_builder
     seed, options = config.seed, config.mcq_options

@@ -49,7 +49,7 @@ def plan_generations(
             "question": p.question, "strategy": spec.strategy, "n_context_requested": ctx.n_requested,
             "n_context_used": ctx.n_used, "context_qa_ids": list(ctx.qa_ids),
             # Profile characters in the prompt and ok/truncated/blank_profile (Wiki-Long cap, blank profiles).
-            "context_chars": ctx.profile_chars, "context_status": ctx.status,
+            "context_chars": ctx.profile_chars, "context_state": ctx.state,
         }
         out.append(PlannedCall(("generations", pid, spec.name, p.qa_id), generator,
                                contract_request(generation, messages, item_id=p.qa_id), row))

@@ -70,7 +70,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "generations": _schema([
         ("personality_id", _S), ("method", _S), ("qa_id", _S), ("interview_id", _S), ("question", _S),
         ("generated", _S), ("strategy", _S), ("n_context_requested", _I), ("n_context_used", _I),
-        ("context_qa_ids", _LS), ("context_chars", _I), ("context_status", _S),
+        ("context_qa_ids", _LS), ("context_chars", _I), ("context_state", _S),
     ], calls=True),
     "content_similarity": _schema([
         ("personality_id", _S), ("method", _S), ("judge", _S), ("qa_id", _S), ("score", _I), ("explanation", _S),

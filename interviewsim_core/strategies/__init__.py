@@ -6,13 +6,13 @@ Typical use::
     contexts = select_contexts(split, spec, [(qa_id, question), ...], HashingEmbedder(), seed=0)
 
 Adding a strategy: a new module here with a ``@register_strategy`` class (see ``_base.Strategy``);
-it is imported, hence registered, with this package. docs/EXTENDING.md walks through it.
+it is imported, hence registered, with this package (docs/DESIGN.md, "Strategies").
 """
 
 from ._base import (
     CONTEXT_BLANK_PROFILE,
     CONTEXT_OK,
-    CONTEXT_STATUSES,
+    CONTEXT_STATES,
     CONTEXT_TRUNCATED,
     BaseStrategy,
     GenerationContext,
@@ -49,7 +49,7 @@ __all__ = [
     "ABLATION_METHODS",
     "CONTEXT_BLANK_PROFILE",
     "CONTEXT_OK",
-    "CONTEXT_STATUSES",
+    "CONTEXT_STATES",
     "CONTEXT_TRUNCATED",
     "DEFAULT_METHODS",
     "LONG_PROFILE_MAX_CHARS",

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 CONTEXT_OK = "ok"
 CONTEXT_TRUNCATED = "truncated"
 CONTEXT_BLANK_PROFILE = "blank_profile"
-CONTEXT_STATUSES = (CONTEXT_OK, CONTEXT_TRUNCATED, CONTEXT_BLANK_PROFILE)
-"""Values of ``GenerationContext.status`` (the ``context_status`` column of ``generations``)."""
+CONTEXT_STATES = (CONTEXT_OK, CONTEXT_TRUNCATED, CONTEXT_BLANK_PROFILE)
+"""Values of ``GenerationContext.state`` (the ``context_state`` column of ``generations``)."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ class GenerationContext:
 
     At most one of ``profile_text`` / ``examples`` is non-empty. ``examples`` are training
     pairs in the order they are shown. ``n_requested`` is the method's configured count,
-    ``n_used`` what the training partition could supply (fewer when it is small). ``status`` says
+    ``n_used`` what the training partition could supply (fewer when it is small). ``state`` says
     whether the context is what the method asked for (``ok``), a profile cut to its cap
     (``truncated``), or a profile strategy that found a blank profile (``blank_profile``: the
     prompt then has no context, and the row says so instead of passing for Simple).
@@ -115,7 +115,7 @@ class GenerationContext:
     n_requested: int
     n_used: int
     strategy: str
-    status: str = CONTEXT_OK
+    state: str = CONTEXT_OK
 
     @property
     def qa_ids(self) -> tuple[str, ...]:

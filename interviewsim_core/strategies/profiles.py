@@ -6,7 +6,7 @@ prepared profile, or the long profile. The context does not depend on the questi
 Wiki-Long is the paper's context-length control: "the stored article excerpt (up to 10,000
 characters, approximately 2,500 tokens)" (section 3). The cap is enforced here, so a longer
 ``long_profile`` in the input cannot turn the control into a different experiment; the cut is
-recorded (``status="truncated"``, ``context_chars``). A blank profile is not the Simple baseline
+recorded (``state="truncated"``, ``context_chars``). A blank profile is not the Simple baseline
 in disguise: its context says ``blank_profile`` and the ``generations`` row carries it.
 """
 
@@ -52,12 +52,12 @@ def cap_text(text: str, max_chars: int) -> tuple[str, bool]:
 def _profile_context(spec: MethodSpec, text: str | None, max_chars: int | None = None) -> GenerationContext:
     if text is None or not text.strip():
         return GenerationContext(profile_text=None, examples=(), n_requested=0, n_used=0, strategy=spec.strategy,
-                                 status=CONTEXT_BLANK_PROFILE)
+                                 state=CONTEXT_BLANK_PROFILE)
     cut = False
     if max_chars is not None:
         text, cut = cap_text(text, max_chars)
     return GenerationContext(profile_text=text, examples=(), n_requested=0, n_used=0, strategy=spec.strategy,
-                             status=CONTEXT_TRUNCATED if cut else CONTEXT_OK)
+                             state=CONTEXT_TRUNCATED if cut else CONTEXT_OK)
 
 
 class _QuestionFree(BaseStrategy):

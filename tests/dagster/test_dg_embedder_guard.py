@@ -59,3 +59,12 @@ def test_direct_runs_refuse_it_before_any_call(tiny_corpus, tmp_path):
     with pytest.raises(ConfigError, match="--embedding-model"):
         run_evaluation(cfg, gateway=NoCalls())
     assert not (tmp_path / "d").exists()
+
+
+def test_direct_runs_check_the_methods_they_are_given(tiny_corpus, tmp_path):
+    from interviewsim_core.pipeline.direct import run_evaluation
+
+    cfg = EvalConfig.load(None, {}, {"corpus": tiny_corpus, "data_root": tmp_path / "d", "methods": "simple",
+                                     "generator": "openai/gpt-4.1"})
+    with pytest.raises(ConfigError, match="retrieval-2"):
+        run_evaluation(cfg, gateway=object(), methods=["simple", "retrieval-2"])

@@ -33,7 +33,7 @@ def test_long_profile_over_the_cap_is_cut_and_recorded():
     words = " ".join(f"word{i:05d}" for i in range(3000))  # 29,999 characters
     split = _split(long_profile=words)
     ctx = select_contexts(split, "wiki-long", test_questions(split))[0]
-    assert ctx.status == "truncated"
+    assert ctx.state == "truncated"
     assert 9_800 <= len(ctx.profile_text) <= 10_000 == LONG_PROFILE_MAX_CHARS
     assert words.startswith(ctx.profile_text) and not ctx.profile_text.endswith(" ")
     assert words[len(ctx.profile_text)] == " "  # cut on a word boundary, not mid-word
@@ -41,7 +41,7 @@ def test_long_profile_over_the_cap_is_cut_and_recorded():
 
     planned = plan_generations(split, "wiki-long", ModelConfig(model="offline/extractive"))
     row = planned[0].row
-    assert (row["context_status"], row["context_chars"]) == ("truncated", len(ctx.profile_text))
+    assert (row["context_state"], row["context_chars"]) == ("truncated", len(ctx.profile_text))
     prompt = _user_text(planned[0])
     assert ctx.profile_text in prompt and words[len(ctx.profile_text):].strip().split()[0] not in prompt
 
@@ -50,14 +50,14 @@ def test_long_profile_at_the_cap_is_untouched():
     text = "x" * LONG_PROFILE_MAX_CHARS
     split = _split(long_profile=text)
     ctx = select_contexts(split, "wiki-long", test_questions(split))[0]
-    assert (ctx.profile_text, ctx.status, ctx.profile_chars) == (text, "ok", LONG_PROFILE_MAX_CHARS)
+    assert (ctx.profile_text, ctx.state, ctx.profile_chars) == (text, "ok", LONG_PROFILE_MAX_CHARS)
 
 
 def test_the_short_profile_has_no_cap():
     text = "y " * 8_000
     split = _split(profile=text)
     ctx = select_contexts(split, "wiki", test_questions(split))[0]
-    assert ctx.profile_text == text and ctx.status == "ok"
+    assert ctx.profile_text == text and ctx.state == "ok"
 
 
 def test_cap_text_without_whitespace_cuts_exactly_at_the_cap():
@@ -70,11 +70,11 @@ def test_cap_text_without_whitespace_cuts_exactly_at_the_cap():
 def test_a_blank_profile_is_reported_not_passed_off_as_no_context(method, field, blank):
     split = _split(**{field: blank})
     ctx = select_contexts(split, method, test_questions(split))[0]
-    assert ctx.status == "blank_profile" and ctx.profile_text is None and ctx.profile_chars == 0
+    assert ctx.state == "blank_profile" and ctx.profile_text is None and ctx.profile_chars == 0
     row = plan_generations(split, method, ModelConfig(model="offline/extractive"))[0].row
-    assert row["context_status"] == "blank_profile" and row["strategy"] != "no-context"
+    assert row["context_state"] == "blank_profile" and row["strategy"] != "no-context"
     simple = plan_generations(split, "simple", ModelConfig(model="offline/extractive"))[0].row
-    assert simple["context_status"] == "ok"  # Simple's empty context is by design, not a data problem
+    assert simple["context_state"] == "ok"  # Simple's empty context is by design, not a data problem
 
 
 def test_the_prompt_of_a_truncated_profile_keeps_the_contract():
