@@ -32,7 +32,8 @@ def test_only_the_generator_may_be_a_template():
 
 
 def test_each_personality_generates_with_its_own_adapter_and_other_roles_are_unchanged(tmp_path, monkeypatch):
-    from interviewsim_core.pipeline.direct import make_gateway, run_evaluation
+    from interviewsim_core.factories import make_gateway
+    from interviewsim_core.pipeline.runner import run_evaluation
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-secret")
     with FakeOpenAIServer(FakeServerConfig()) as srv:
