@@ -21,6 +21,8 @@ from typing import Any, Optional
 
 import typer
 
+from . import outcome
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LAST_RUN_CONFIG = "interviewsim_last_run.yaml"
 """Under ``DAGSTER_HOME``: the config of the latest ``run``/``demo``, which ``ui`` loads by default."""
@@ -90,17 +92,17 @@ def _split(value: Optional[str]) -> Optional[list[str]]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
-def _register(instance, corpus: str) -> list[str]:
-    from interviewsim_dagster.launch import register_personalities
+def _register(instance, corpus: str):
+    from interviewsim_dagster.registration import register_corpus
 
-    added, known, problems = register_personalities(instance, corpus)
-    if added:
-        typer.echo(f"registered {len(added)} personality partition(s): {', '.join(added)}")
-    if known:
-        typer.echo(f"already registered: {len(known)}")
-    for p in problems:
+    reg = register_corpus(instance, corpus)
+    if reg.added:
+        typer.echo(f"registered {len(reg.added)} personality partition(s): {', '.join(reg.added)}")
+    if reg.known:
+        typer.echo(f"already registered: {len(reg.known)}")
+    for p in reg.problems:
         typer.echo(f"not registered: {p}", err=True)
-    return problems
+    return reg
 
 
 def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
@@ -116,18 +118,24 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
     with dg.DagsterInstance.get() as instance:
         typer.echo(f"Dagster instance: {home}")
         typer.echo(f"corpus: {cfg.corpus}")
-        _register(instance, str(cfg.corpus))
+        reg = _register(instance, str(cfg.corpus))
+        chosen = outcome.runnable(reg, personalities, typer.echo)
+        if chosen is None:
+            _fail(f"no valid personality to evaluate in {cfg.corpus}: see the problems above", outcome.EXIT_INPUT_REFUSED)
         try:
-            specs = plan_runs(defs, instance, cfg.methods, personalities, methods, assets)
+            specs = plan_runs(defs, instance, cfg.methods, chosen, methods, assets)
         except ConfigError as exc:
             _fail(str(exc))
         outcomes = execute(defs, instance, specs, progress=typer.echo,
                            dagster_log_level="INFO" if verbose else "WARNING")
-    ok = len(outcomes) == len(specs) and all(o.success for o in outcomes)
     typer.echo(f"Parquet tables under {cfg.data_root}")
-    if not ok:
+    summary = outcome.summarise(outcomes, len(specs), reg.problems, reg.stale, Path(cfg.data_root),
+                                chosen, methods or cfg.methods, cfg.invalid_rate_threshold)
+    if summary.run_failed:
         typer.echo("run failed: see the step errors above, or the run in the UI (interviewsim ui)", err=True)
-    return 0 if ok else 1
+    for line in summary.lines():
+        typer.echo(line, err=summary.exit_code() != 0)
+    return summary.exit_code()
 
 
 def run(
@@ -231,8 +239,10 @@ def register_cmd(
 
     ensure_dagster_home()
     with dg.DagsterInstance.get() as instance:
-        problems = _register(instance, str(corpus.resolve()))
-    raise typer.Exit(1 if problems else 0)
+        reg = _register(instance, str(corpus.resolve()))
+    for pid in reg.stale:
+        typer.echo(f"registered but not in this corpus: {pid!r} (`interviewsim unregister` removes it)", err=True)
+    raise typer.Exit(1 if reg.problems else 0)
 
 
 def register(app: typer.Typer) -> None:
