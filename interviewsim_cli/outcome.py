@@ -180,3 +180,46 @@ def runnable(reg, personalities: Sequence[str] | None, warn) -> list[str] | None
                  f"document in this corpus (`interviewsim unregister {pid}` removes it)")
     chosen = [p for p in wanted if p not in stale]
     return chosen or None
+
+
+def _unwritable_dir(folder: Path) -> str | None:
+    """Why files cannot be created in ``folder`` (created when missing), or None when they can."""
+    import errno
+    import os
+    import tempfile
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".interviewsim-write-probe.", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        reason = exc.strerror or errno.errorcode.get(exc.errno or 0, "") or str(exc)
+        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(folder) else ""
+        return f"{reason}{where}"
+    return None
+
+
+def unwritable_paths(folders: dict[str, Path], files: dict[str, Path] | None = None) -> list[str]:
+    """One line per path a run must write but cannot: ``data root /x is not writable: Permission denied``.
+
+    Checked before anything starts, so a read-only data root, cache or Dagster home costs one clear
+    line (and exit 3) instead of a step traceback or SQLite's ``unable to open database file`` without
+    the file. A file (the SQLite cache) is checked through its folder, since SQLite writes its journal
+    beside it, and itself when it exists.
+    """
+    import os
+
+    problems: list[str] = []
+    failed: list[Path] = []
+    for label, path, is_file in [*((k, Path(v), False) for k, v in folders.items()),
+                                 *((k, Path(v), True) for k, v in (files or {}).items())]:
+        if any(path.is_relative_to(f) for f in failed):
+            continue  # the default cache lives in the data root: one line says it all
+        reason = _unwritable_dir(path.parent if is_file else path)
+        if reason is None and is_file and path.exists() and not os.access(path, os.W_OK):
+            reason = "the file is read-only"
+        if reason is not None:
+            problems.append(f"{label} {path} is not writable: {reason}")
+            failed.append(path)
+    return problems

@@ -112,6 +112,11 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
     from interviewsim_dagster.definitions import build_definitions
     from interviewsim_dagster.launch import execute, plan_runs
 
+    unwritable = outcome.unwritable_paths(
+        {"data root": Path(cfg.data_root), "DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")},
+        {"LLM cache": Path(cfg.effective_cache_path)})
+    if unwritable:
+        _fail("\n".join(unwritable), outcome.EXIT_ENVIRONMENT)
     home = ensure_dagster_home()
     defs = build_definitions(cfg)
     typer.echo(f"config saved for `interviewsim ui`: {save_last_run_config(cfg, home)}")

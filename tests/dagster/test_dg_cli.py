@@ -215,3 +215,29 @@ def test_a_failed_asset_check_exits_5(tiny_corpus, tmp_path, monkeypatch):
                       tmp_path / "home", monkeypatch)
     assert result.exit_code == EXIT_CHECKS_FAILED, result.output
     assert "check failed: generations:one_generation_per_heldout_question" in result.output
+
+
+def test_an_unwritable_data_root_or_cache_is_one_line_naming_the_path(tiny_corpus, tmp_path, monkeypatch):
+    import os
+
+    from interviewsim_cli.outcome import EXIT_ENVIRONMENT
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    cases = [["--data-root", str(blocker / "data")]]
+    cache_dir = tmp_path / "ro_cache"
+    cache_dir.mkdir()
+    config = tmp_path / "c.yaml"
+    config.write_text(f"cache_path: {cache_dir / 'llm.sqlite'}\n")
+    if os.geteuid() != 0:  # root ignores permission bits
+        cache_dir.chmod(0o500)
+        cases.append(["--data-root", str(tmp_path / "ok"), "--config", str(config)])
+    try:
+        for extra in cases:
+            result = _run_cli(["run", "--corpus", str(tiny_corpus), *extra, *OFFLINE], tmp_path / "home", monkeypatch)
+            assert result.exit_code == EXIT_ENVIRONMENT, result.output
+            assert "Traceback" not in result.output
+            [line] = [ln for ln in result.output.splitlines() if "is not writable" in ln]
+            assert str(blocker) in line or str(cache_dir) in line
+    finally:
+        cache_dir.chmod(0o700)
