@@ -110,6 +110,9 @@ def scan_corpus(corpus: str | os.PathLike[str], previous: dict[str, FileState] |
 
 
 def _validate(path: Path, fingerprint: str) -> FileState:
+    if path.is_dir():  # a corpus sub-folder without the document: the loader's corpus verdict, not "no documents"
+        problem = Problem(str(path), "$", "missing-document", f"corpus sub-folder has no {DOCUMENT_NAME}")
+        return FileState(fingerprint, None, (str(problem),))
     problems = validate_paths([path])
     if problems:
         return FileState(fingerprint, None, tuple(str(p) for p in problems))
