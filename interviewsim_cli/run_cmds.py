@@ -110,6 +110,7 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
 
     from interviewsim_core.errors import ConfigError
     from interviewsim_dagster.definitions import build_definitions
+    from interviewsim_dagster import slots
     from interviewsim_dagster.launch import execute, plan_runs
 
     unwritable = outcome.unwritable_paths(
@@ -131,8 +132,11 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
             specs = plan_runs(defs, instance, cfg.methods, chosen, methods, assets)
         except ConfigError as exc:
             _fail(str(exc))
-        outcomes = execute(defs, instance, specs, progress=typer.echo,
-                           dagster_log_level="INFO" if verbose else "WARNING")
+        for line in slots.free_dead_runs(instance):
+            typer.echo(line)
+        with slots.SlotWatcher(instance, typer.echo):
+            outcomes = execute(defs, instance, specs, progress=typer.echo,
+                               dagster_log_level="INFO" if verbose else "WARNING")
     typer.echo(f"Parquet tables under {cfg.data_root}")
     summary = outcome.summarise(outcomes, len(specs), reg.problems, reg.stale, Path(cfg.data_root),
                                 chosen, methods or cfg.methods, cfg.invalid_rate_threshold)

@@ -21,6 +21,7 @@ from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PART
 from interviewsim_core.errors import ConfigError
 
 from .defs.corpus.partitions import METHOD, PERSONALITY, personality_partitions, pxm_key
+from .slots import owner_tags
 
 PERSONALITY_JOB = "personality_assets"
 PERSONALITY_METHOD_JOB = "personality_method_assets"
@@ -178,7 +179,7 @@ def execute(
         t0 = time.perf_counter()
         job = defs.resolve_job_def(spec.job)
         result = job.execute_in_process(
-            instance=instance, asset_selection=list(spec.assets), tags=range_tags(spec),
+            instance=instance, asset_selection=list(spec.assets), tags={**range_tags(spec), **owner_tags()},
             run_config=run_config, raise_on_error=False,
         )
         outcome = _outcome(spec, result, time.perf_counter() - t0)
