@@ -246,6 +246,9 @@ def register_cmd(
     """Add the corpus' valid personalities as partitions; invalid files are reported, not registered (exit 1)."""
     import dagster as dg
 
+    unwritable = outcome.unwritable_paths({"DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")})
+    if unwritable:
+        _fail("\n".join(unwritable), outcome.EXIT_ENVIRONMENT)
     ensure_dagster_home()
     with dg.DagsterInstance.get() as instance:
         reg = _register(instance, str(corpus.resolve()))

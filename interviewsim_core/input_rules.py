@@ -108,9 +108,14 @@ def personality_key(personality_id: str) -> str:
     return _nfc(personality_id).casefold()
 
 
+_ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""Only a JSON escape can put a lone surrogate into decoded text; files without one skip the check."""
+
+
 def _has_invisible(value: str) -> bool:
     if value.isascii():
-        return any(ch < " " or ch == "\x7f" for ch in value)
+        return _ASCII_CONTROL.search(value) is not None
     return any(unicodedata.category(ch) in _INVISIBLE_CATEGORIES for ch in value)
 
 
@@ -139,12 +144,10 @@ def personality_id_problem(personality_id: str) -> str | None:
 
 
 def _visible(text: str) -> bool:
-    stripped = text.strip()
-    if not stripped:
-        return False
-    if stripped.isascii() or unicodedata.category(stripped[0]) not in _INVISIBLE_CATEGORIES:
-        return True
-    return any(not ch.isspace() and unicodedata.category(ch) not in _INVISIBLE_CATEGORIES for ch in stripped)
+    first = text[:1]
+    if first and not first.isspace() and (first.isascii() or unicodedata.category(first) not in _INVISIBLE_CATEGORIES):
+        return True  # the common case, decided by the first character without copying the text
+    return any(not ch.isspace() and unicodedata.category(ch) not in _INVISIBLE_CATEGORIES for ch in text)
 
 
 def _encodable(text: str) -> bool:
@@ -211,6 +214,9 @@ class _Walk:
     def __init__(self, file: str):
         self.file = file
         self.problems: list[Problem] = []
+        self.surrogates_possible = True
+        """False when the raw text holds no ``\\uD8xx``-style escape (set by ``_parse``): then no string can
+        hold a lone surrogate and the per-string check is skipped."""
 
     def add(self, path: str, rule: str, message: str) -> None:
         assert rule in RULES, rule
@@ -241,7 +247,7 @@ class _Walk:
         if not isinstance(value, str):
             self.add(where, "wrong-type", f"{key} must be a string, got {_json_type(value)}")
             return None
-        if not _encodable(value):
+        if self.surrogates_possible and not _encodable(value):
             self.add(where, "invalid-unicode", f"{key} holds a lone surrogate (\\ud800-\\udfff escape)")
             return None
         if blank_rule == "blank-id" and not value.strip():
@@ -345,7 +351,7 @@ class _Walk:
             where = f"{path}.tags[{k}]"
             if not isinstance(tag, str):
                 self.add(where, "wrong-type", f"a tag must be a string, got {_json_type(tag)}")
-            elif not _encodable(tag):
+            elif self.surrogates_possible and not _encodable(tag):
                 self.add(where, "invalid-unicode", "the tag holds a lone surrogate (\\ud800-\\udfff escape)")
             elif not tag.strip():
                 self.add(where, "blank-tag", "a tag must not be blank")
@@ -384,6 +390,7 @@ def _parse(path: Path, walk: _Walk) -> Any | None:
     if text.startswith("\ufeff"):
         walk.add("$", "invalid-json", "the file starts with a byte-order mark, which JSON forbids")
         return None
+    walk.surrogates_possible = _SURROGATE_ESCAPE.search(text) is not None
     try:
         return json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
