@@ -56,15 +56,18 @@ def test_twins_in_one_corpus_get_their_own_files(tmp_path):
     for n, (a, b) in enumerate(TWINS):
         _write(corpus, f"T{n}a", a)
         _write(corpus, f"T{n}b", b)
+    long_id = "Ł" * 300  # 600 bytes in UTF-8: used to end in "File name too long"
+    _write(corpus, "T9", long_id)
     cfg = make_config(corpus, tmp_path / "data", methods="simple")
     defs = build_definitions(cfg)
     with dg.instance_for_test() as instance:
         outcomes = run_everything(defs, instance, cfg)
         assert all(o.success for o in outcomes), outcomes
-        assert len(instance.get_dynamic_partitions("personality")) == 8
+        assert len(instance.get_dynamic_partitions("personality")) == 9
     gens = sorted((tmp_path / "data" / "generations").rglob("*.parquet"))
-    assert len(gens) == 8
+    assert len(gens) == 9
+    assert long_id in {read_frame(f)["personality_id"].iloc[0] for f in gens}
     for f in gens:  # one personality per file: nothing mixed
         assert read_frame(f)["personality_id"].nunique() == 1
     board = read_frame(tmp_path / "data" / "leaderboard.parquet")
-    assert set(board["n_personalities"]) == {8}
+    assert set(board["n_personalities"]) == {9}
