@@ -85,7 +85,7 @@ def test_temp_files_of_a_killed_writer_are_removed_at_the_next_write(tmp_path):
     code = (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from interviewsim_core.atomic import atomic_write\n"
+        "from interviewsim_core.atomic_files import atomic_write\n"
         "def hang(fh):\n"
         "    fh.write(b'half a parquet file'); fh.flush(); print('writing', flush=True); time.sleep(600)\n"
         "atomic_write(Path(sys.argv[1]), hang)\n"
