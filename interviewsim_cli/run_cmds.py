@@ -109,8 +109,8 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
     import dagster as dg
 
     from interviewsim_core.errors import ConfigError
-    from interviewsim_dagster.definitions import build_definitions
     from interviewsim_dagster import slots
+    from interviewsim_dagster.definitions import build_definitions
     from interviewsim_dagster.launch import execute, plan_runs
 
     unwritable = outcome.unwritable_paths(
