@@ -1,4 +1,4 @@
-"""The LLM layer: typed call boundary, the gateway, its cache, retries and the offline provider.
+"""The LLM layer: typed call boundary, the gateway, its cache, retries and provider plugins.
 
 Importing this package never imports litellm (that happens on the first call), so the core
 stays light for code that only reads results.

@@ -25,6 +25,7 @@ from typing import Any, Awaitable, Callable, Literal, Sequence
 from ..errors import ContractParseError
 from .cache import Cache, CachedEntry, NullCache, cache_key
 from .faults import FaultSpec
+from .providers import RequestContext, plugin_for
 from .retry import retrying, should_retry
 from .transport import Completion, call_direct, call_litellm, direct_eligible, loop_state, shared_runner
 from .types import Attempt, CallRequest, CallResult, ModelConfig
@@ -89,7 +90,8 @@ class Gateway:
 
     Args:
         cache: where outputs persist; ``None`` means no caching (``NullCache``).
-        faults: fault injection for ``offline/`` models (tests, demos of the failure paths).
+        faults: fault injection, handed to in-process provider plugins such as the offline model
+            (tests, demos of the failure paths); remote providers never see it.
         log: logger for retries and failures (never receives API keys).
         transport: ``"auto"`` posts OpenAI-compatible endpoints directly (see transport.py) and
             uses litellm for the rest; ``"litellm"`` sends every call through litellm.
@@ -103,7 +105,6 @@ class Gateway:
         self.transport = transport
         self._ledger = _Ledger()
         self._runner = shared_runner()
-        self._offline_ready = False
 
     # -- public API ------------------------------------------------------------------------
     @property
@@ -249,11 +250,7 @@ class Gateway:
         """
         semaphore = self._semaphore(model)
         direct = self.transport == "auto" and direct_eligible(model)
-        if not direct and model.model.startswith("offline/") and not self._offline_ready:
-            from .offline_provider import register  # noqa: PLC0415
-
-            register()
-            self._offline_ready = True
+        plugin = None if direct else plugin_for(model.model)
         calls = 0
 
         async def once() -> Completion:
@@ -266,7 +263,9 @@ class Gateway:
                 if direct:
                     completion = await call_direct(model, messages)
                 else:
-                    completion = await call_litellm(model, messages, metadata=self._metadata(model, calls - 1))
+                    meta = None if plugin is None else plugin.metadata(RequestContext(
+                        req.contract, req.contract_version, req.sample_index, calls - 1, self.faults))
+                    completion = await call_litellm(model, messages, metadata=meta)
                 await persist(completion)
                 return completion
 
@@ -298,16 +297,6 @@ class Gateway:
             d = should_retry(exc)
             self.log.info("gateway: retrying %s item %r after %s in %.2fs (retry_after=%s)", model.name,
                           req.item_id, d.kind, state.upcoming_sleep, d.retry_after)
-
-    def _metadata(self, model: ModelConfig, retry_attempt: int) -> dict[str, Any] | None:
-        if not model.model.startswith("offline/"):
-            return None
-        from .offline_provider import ATTEMPT_KEY, FAULT_KEY  # noqa: PLC0415
-
-        meta: dict[str, Any] = {ATTEMPT_KEY: retry_attempt}
-        if self.faults is not None:
-            meta[FAULT_KEY] = self.faults.model_dump()
-        return meta
 
     def _semaphore(self, model: ModelConfig) -> asyncio.Semaphore:
         """One bound per provider endpoint (model string + api_base) per event loop.

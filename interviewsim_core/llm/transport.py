@@ -6,7 +6,8 @@ objects, per-call cost lookup, the openai SDK's request building) against ~2-5 m
 httpx POST, which caps one process at about half of what the endpoint can serve. Turning off
 litellm's callbacks and logging did not close that gap, so ``openai/`` and ``hosted_vllm/``
 models that name an ``api_base`` are posted with one shared ``httpx.AsyncClient`` per event loop;
-litellm is still used for every other provider (including ``offline/``) and for cost data.
+litellm is still used for every other provider (including in-process plugins, see providers.py)
+and for cost data.
 ``Gateway(transport="litellm")`` sends everything through litellm.
 
 Both paths return the same ``Completion`` and raise exceptions the retry classifier understands.
@@ -92,8 +93,6 @@ def litellm_module() -> Any:
 @functools.lru_cache(maxsize=256)
 def _rates(model: str) -> tuple[float, float]:
     """(USD per prompt token, USD per completion token) from litellm's local price table; 0 if unknown."""
-    if model.startswith("offline/"):
-        return 0.0, 0.0
     litellm = litellm_module()
     try:
         p, _ = litellm.cost_per_token(model=model, prompt_tokens=1_000_000, completion_tokens=0)
