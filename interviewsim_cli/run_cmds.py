@@ -69,7 +69,9 @@ def save_last_run_config(cfg, home: Path) -> Path:
     """
     import yaml
 
-    data = cfg.model_dump(mode="json")
+    from interviewsim_core.llm.secrets import redact_config
+
+    data = redact_config(cfg.model_dump(mode="json"))  # credentials in api_base URLs too
     for role in ("generator", "builder", "premise_judge"):
         data[role] = _without_secrets(data[role])
     data["judges"] = [_without_secrets(j) for j in data["judges"]]

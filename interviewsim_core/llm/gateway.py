@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass, fields
@@ -27,6 +26,7 @@ from .cache import Cache, CachedEntry, NullCache, cache_key
 from .faults import FaultSpec
 from .providers import RequestContext, plugin_for
 from .retry import retrying, should_retry
+from .secrets import RedactingFilter, redact
 from .transport import Completion, call_direct, call_litellm, direct_eligible, loop_state, shared_runner
 from .types import Attempt, CallRequest, CallResult, ModelConfig
 
@@ -102,6 +102,8 @@ class Gateway:
         self.cache: Cache = cache if cache is not None else NullCache()
         self.faults = faults
         self.log = log or _log
+        if not any(isinstance(f, RedactingFilter) for f in self.log.filters):
+            self.log.addFilter(RedactingFilter())
         self.transport = transport
         self._ledger = _Ledger()
         self._runner = shared_runner()
@@ -313,9 +315,5 @@ class Gateway:
 
     @staticmethod
     def _redact(text: str, model: ModelConfig) -> str:
-        """Belt and braces: providers sometimes echo credentials in error messages."""
-        if model.api_key_env:
-            key = os.environ.get(model.api_key_env)
-            if key and len(key) >= 4:
-                text = text.replace(key, "***")
-        return text
+        """Providers echo credentials in errors: scrub every key the process knows (secrets.py)."""
+        return redact(text, [model])

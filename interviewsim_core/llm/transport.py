@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Mapping, Sequence, TypeVar
 
 from .retry import ProviderHTTPError, retry_after_of
+from .secrets import RedactingFilter, provider_key_env
 from .types import ModelConfig
 
 __all__ = ["Completion", "litellm_module", "cost_of", "direct_eligible", "call_litellm", "call_direct",
@@ -86,6 +87,7 @@ def litellm_module() -> Any:
             litellm._async_failure_callback = []
             for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
                 logging.getLogger(name).setLevel(logging.ERROR)
+                logging.getLogger(name).addFilter(RedactingFilter())
             _litellm = litellm
     return _litellm
 
@@ -130,6 +132,15 @@ def _sampling(model: ModelConfig) -> dict[str, Any]:
 def _api_key(model: ModelConfig) -> str | None:
     """Read at call time only, so the key is never held by a config, a cache row or a log line."""
     return os.environ.get(model.api_key_env) if model.api_key_env else None
+
+
+def _direct_key(model: ModelConfig) -> str | None:
+    """The key the direct path sends: the configured one, else the variable litellm itself would
+    read for this provider (OPENAI_API_KEY for ``openai/``), so both paths authenticate alike."""
+    if model.api_key_env:
+        return _api_key(model)
+    env = provider_key_env(model.model)
+    return os.environ.get(env) if env else None
 
 
 async def call_litellm(model: ModelConfig, messages: Sequence[Mapping[str, str]], *,
@@ -197,7 +208,7 @@ async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]])
     assert model.api_base is not None
     body: dict[str, Any] = {"model": model.model.split("/", 1)[1], "messages": list(messages), **_sampling(model)}
     headers = {"Content-Type": "application/json"}
-    key = _api_key(model)
+    key = _direct_key(model)
     if key:
         headers["Authorization"] = f"Bearer {key}"
     url = model.api_base.rstrip("/") + "/chat/completions"

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ConfigError
+from ..llm.secrets import validation_text
 from ..llm.types import ModelConfig
 
 OFFLINE_MODEL = "offline/extractive"
@@ -217,7 +218,7 @@ class EvalConfig(BaseModel):
         try:
             return cls(**layered)
         except ValidationError as exc:
-            raise ConfigError(f"invalid configuration:\n{exc}") from exc
+            raise ConfigError(f"invalid configuration:\n{validation_text(exc)}") from None  # no input echo
 
 
 def _split_list(value: str) -> list[str]:
