@@ -10,6 +10,18 @@ SQLite in WAL mode with a busy timeout lets Dagster's multiprocess executor writ
 processes at once; each entry is one ``INSERT OR IGNORE`` in its own transaction, so a killed
 process leaves either the whole row or nothing. Errors are never stored. API keys are never
 stored: only the model's ``identity()`` (which has no key) and the messages.
+
+Prompts are stored for audit, but not verbatim per call: each message is cut into chunks at
+content-defined line boundaries and every distinct chunk is stored once, zlib-compressed, under
+its hash (table ``blobs``); a call row keeps only the list of chunk hashes. A personality's
+chrono context, repeated in every one of its questions, is therefore stored once, and a
+retrieval method's examples are shared wherever the same run of lines recurs. ``get`` and
+``prompt_of`` rebuild the exact messages (``interviewsim cache show KEY`` prints them).
+
+Two processes on one cache never pay twice for one call: before asking, a process takes a
+*lease* on the key (table ``leases``: owner, pid, host, expiry); another process that misses the
+same key waits for the answer instead of asking. A lease whose owner died (same host, pid gone)
+or expired is taken over.
 """
 
 from __future__ import annotations
@@ -17,9 +29,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import sqlite3
 import threading
 import time
+import uuid
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -28,7 +43,8 @@ import numpy as np
 
 from .types import ModelConfig
 
-__all__ = ["CachedEntry", "CacheStats", "Cache", "SqliteCache", "NullCache", "cache_key", "embedding_key", "canonical_json"]
+__all__ = ["CachedEntry", "CacheStats", "Cache", "CacheWriteError", "SqliteCache", "NullCache", "cache_key",
+           "embedding_key", "canonical_json"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -42,6 +58,17 @@ CREATE TABLE IF NOT EXISTS calls (
     cost_usd REAL NOT NULL,
     created REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS blobs (
+    hash TEXT PRIMARY KEY,
+    data BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    expires REAL NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS embeddings (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,
@@ -50,6 +77,27 @@ CREATE TABLE IF NOT EXISTS embeddings (
     created REAL NOT NULL
 );
 """
+
+
+class CacheWriteError(OSError):
+    """The cache file could not be written (disk full, file-size limit, read-only, I/O error).
+
+    Names the file and the real error. The gateway keeps the answer it could not store (the
+    caller still gets it, so the run's tables are complete) and records the error so the run can
+    exit non-zero (``Gateway.raise_for_cache_errors``): those answers will be paid for again.
+    """
+
+    def __init__(self, path: Path | None, cause: BaseException):
+        self.path, self.cause = path, cause
+        detail = f"{type(cause).__name__}: {cause}"
+        code = getattr(cause, "sqlite_errorname", None)
+        if code:
+            detail += f" [{code}]"
+        hint = ""
+        if isinstance(cause, sqlite3.OperationalError) and any(
+                w in str(cause).lower() for w in ("disk i/o", "full", "readonly", "read-only")):
+            hint = " (disk full, a file-size limit or a read-only location?)"
+        super().__init__(f"cannot write the model-call cache {path}: {detail}{hint}")
 
 
 def canonical_json(obj: Any) -> str:
@@ -103,12 +151,23 @@ class CacheStats:
 
 
 class Cache:
-    """What the gateway needs from a cache. ``NullCache`` stores nothing; ``SqliteCache`` persists."""
+    """What the gateway needs from a cache. ``NullCache`` stores nothing; ``SqliteCache`` persists.
+
+    ``lease``/``release`` default to "always yours": a backend shared by processes overrides them.
+    """
 
     path: Path | None = None
 
     def __init__(self) -> None:
         self.stats = CacheStats()
+
+    def lease(self, key: str, ttl_s: float) -> bool:
+        """Claim the right to ask for ``key`` for ``ttl_s`` seconds; False while another live owner holds it."""
+        return True
+
+    def release(self, key: str) -> None:
+        """Give up this owner's lease on ``key`` (the call failed: another process may try)."""
+        return None
 
     def get(self, key: str) -> CachedEntry | None:  # pragma: no cover - interface
         raise NotImplementedError
@@ -156,6 +215,8 @@ class SqliteCache(Cache):
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pid = -1
+        self._owner = ""
+        self._known: set[str] = set()
         with self._lock:
             self._connection()
 
@@ -169,6 +230,10 @@ class SqliteCache(Cache):
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.executescript(_SCHEMA)
             self._conn, self._pid = conn, os.getpid()
+            # One owner per cache object per process: two gateways of one process on one file
+            # wait for each other like two processes do.
+            self._owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+            self._known = set()
         return self._conn
 
     def close(self) -> None:
@@ -186,33 +251,126 @@ class SqliteCache(Cache):
 
     def get(self, key: str) -> CachedEntry | None:
         with self._lock:
-            row = self._connection().execute(
+            conn = self._connection()
+            row = conn.execute(
                 "SELECT raw, messages, model, contract, prompt_tokens, completion_tokens, cost_usd, created "
                 "FROM calls WHERE key = ?", (key,)).fetchone()
             if row is None:
                 self.stats.misses += 1
                 return None
             self.stats.hits += 1
-        raw, messages, model, contract, pt, ct, cost, created = row
-        return CachedEntry(raw=raw, messages=tuple(json.loads(messages)), model=model, contract=contract,
+            raw, messages, model, contract, pt, ct, cost, created = row
+            restored = _decode_messages(conn, messages)
+        return CachedEntry(raw=raw, messages=restored, model=model, contract=contract,
                            prompt_tokens=pt, completion_tokens=ct, cost_usd=cost, created=created)
 
+    def prompt_of(self, key: str) -> tuple[dict[str, str], ...] | None:
+        """The exact messages a cached call sent (rebuilt from its chunks), or None if not cached."""
+        entry = self.get(key)
+        return None if entry is None else entry.messages
+
     def put(self, key: str, entry: CachedEntry) -> None:
-        """Store once: the first writer wins, so concurrent writers of one key never clash."""
+        """Store once: the first writer wins, so concurrent writers of one key never clash.
+
+        Also ends this owner's lease on ``key``. Raises ``CacheWriteError`` (path and real cause)
+        when the file cannot be written; the transaction is then rolled back if SQLite has not
+        already done so, and the rollback never hides the cause.
+        """
         with self._lock:
             conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE")
+            refs, chunks = self._encode_messages(entry.messages)
             try:
+                conn.execute("BEGIN IMMEDIATE")
+                if chunks:
+                    conn.executemany("INSERT OR IGNORE INTO blobs (hash, data) VALUES (?, ?)", chunks)
                 conn.execute(
                     "INSERT OR IGNORE INTO calls (key, model, contract, raw, messages, prompt_tokens, "
                     "completion_tokens, cost_usd, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (key, entry.model, entry.contract, entry.raw, canonical_json(list(entry.messages)),
+                    (key, entry.model, entry.contract, entry.raw, refs,
                      int(entry.prompt_tokens), int(entry.completion_tokens), float(entry.cost_usd), entry.created))
+                conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, self._owner))
                 conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback(conn)
+                raise CacheWriteError(self.path, exc) from exc
             except BaseException:
-                conn.execute("ROLLBACK")
+                self._rollback(conn)
                 raise
+            self._known.update(h for h, _ in chunks)
             self.stats.writes += 1
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        # After a disk-full or I/O error SQLite has often rolled back already; a second ROLLBACK
+        # would raise "no transaction is active" over the error that matters.
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    def _encode_messages(self, messages: Sequence[Mapping[str, Any]]) -> tuple[str, list[tuple[str, bytes]]]:
+        """(the row's JSON list of chunk hashes per message, new chunks to insert)."""
+        refs, chunks, seen = [], [], set()
+        for m in messages:
+            hashes = []
+            for part in _split_text(str(m.get("content") or "")):
+                data = part.encode("utf-8")
+                h = hashlib.sha256(data).hexdigest()[:_HASH_HEX]
+                hashes.append(h)
+                if h not in self._known and h not in seen:
+                    seen.add(h)
+                    chunks.append((h, zlib.compress(data, 6)))
+            refs.append([m.get("role"), hashes])
+        if len(self._known) > 200_000:  # a memo of chunks already stored, not a second cache
+            self._known.clear()
+        return canonical_json({"v": 2, "m": refs}), chunks
+
+    # -- leases: one payer per key across processes ------------------------------------------
+    def lease(self, key: str, ttl_s: float) -> bool:
+        now = time.time()
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                row = conn.execute("SELECT owner, host, pid, expires FROM leases WHERE key = ?", (key,)).fetchone()
+                if row is not None and row[0] != self._owner and row[3] > now and not _dead(row[1], row[2]):
+                    conn.execute("COMMIT")
+                    return False
+                conn.execute("INSERT OR REPLACE INTO leases (key, owner, host, pid, expires) VALUES (?, ?, ?, ?, ?)",
+                             (key, self._owner, _HOST, os.getpid(), now + ttl_s))
+                conn.execute("COMMIT")
+                return True
+            except sqlite3.Error as exc:
+                self._rollback(conn)
+                raise CacheWriteError(self.path, exc) from exc
+
+    def release(self, key: str) -> None:
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, self._owner))
+            except sqlite3.Error:
+                pass  # best effort: an unreleased lease expires or is taken over when we are gone
+
+    def lease_holder(self, key: str) -> tuple[str, int] | None:
+        """(host, pid) of the live lease on ``key``, for a waiting caller's message."""
+        with self._lock:
+            row = self._connection().execute("SELECT host, pid FROM leases WHERE key = ?", (key,)).fetchone()
+        return None if row is None else (row[0], int(row[1]))
+
+    def storage(self) -> dict[str, int]:
+        """Rows and bytes per table (SQLite's dbstat when available): for the storage benchmark."""
+        with self._lock:
+            conn = self._connection()
+            out = {"calls": int(conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]),
+                   "blobs": int(conn.execute("SELECT COUNT(*) FROM blobs").fetchone()[0])}
+            try:
+                for name, size in conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"):
+                    out[f"bytes:{name}"] = int(size)
+            except sqlite3.Error:
+                pass
+        return out
 
     def get_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -236,8 +394,11 @@ class SqliteCache(Cache):
                 conn.executemany("INSERT OR IGNORE INTO embeddings (key, model, dim, vector, created) "
                                  "VALUES (?, ?, ?, ?, ?)", rows)
                 conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback(conn)
+                raise CacheWriteError(self.path, exc) from exc
             except BaseException:
-                conn.execute("ROLLBACK")
+                self._rollback(conn)
                 raise
             self.stats.writes += len(rows)
 
@@ -245,9 +406,71 @@ class SqliteCache(Cache):
         with self._lock:
             return int(self._connection().execute("SELECT COUNT(*) FROM calls").fetchone()[0])
 
+    def keys_with_prefix(self, prefix: str) -> list[str]:
+        """Keys starting with ``prefix`` (at most a few, for lookups by a shortened key)."""
+        with self._lock:
+            return [r[0] for r in self._connection().execute(
+                "SELECT key FROM calls WHERE key >= ? AND key < ? ORDER BY key LIMIT 5", (prefix, prefix + "\uffff"))]
+
     def keys(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._connection().execute("SELECT key FROM calls ORDER BY key")]
+
+
+_HOST = socket.gethostname()
+_HASH_HEX = 24  # 96-bit chunk ids: no collision in any realistic number of chunks
+_CHUNK_MIN, _CHUNK_MAX, _CHUNK_MASK = 512, 8192, 7
+
+
+def _split_text(text: str) -> list[str]:
+    """Cut ``text`` into chunks at content-defined line boundaries; ``"".join`` gives it back.
+
+    A line ends a chunk when its hash has 3 low zero bits (once the chunk holds 512 characters),
+    so the same run of lines is cut the same way wherever it appears: equal context blocks give
+    equal chunks even when what precedes or follows them differs.
+    """
+    if len(text) <= _CHUNK_MIN:
+        return [text]
+    out, cur, size = [], [], 0
+    for line in text.splitlines(keepends=True):
+        cur.append(line)
+        size += len(line)
+        if size >= _CHUNK_MAX or (size >= _CHUNK_MIN and zlib.crc32(line.encode("utf-8")) & _CHUNK_MASK == 0):
+            out.append("".join(cur))
+            cur, size = [], 0
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def _decode_messages(conn: sqlite3.Connection, stored: str) -> tuple[dict[str, str], ...]:
+    """The messages of a row: the chunked form (``{"v": 2}``) or the verbatim list of older caches."""
+    doc = json.loads(stored)
+    if isinstance(doc, list):
+        return tuple(doc)
+    hashes = sorted({h for _, hs in doc["m"] for h in hs})
+    data: dict[str, str] = {}
+    for part in _chunks(hashes, 500):
+        marks = ",".join("?" * len(part))
+        for h, blob in conn.execute(f"SELECT hash, data FROM blobs WHERE hash IN ({marks})", part):
+            data[h] = zlib.decompress(blob).decode("utf-8")
+    missing = [h for h in hashes if h not in data]
+    if missing:
+        raise KeyError(f"cache row refers to missing prompt chunks {missing[:3]}")
+    return tuple({"role": role, "content": "".join(data[h] for h in hs)} for role, hs in doc["m"])
+
+
+def _dead(host: str, pid: int) -> bool:
+    """True when a lease's owner is a process of this host that no longer exists."""
+    if host != _HOST:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def _chunks(items: list[str], n: int) -> Iterable[list[str]]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
 from ..errors import ContractParseError
-from .cache import Cache, CachedEntry, NullCache, cache_key
+from .cache import Cache, CachedEntry, CacheWriteError, NullCache, cache_key
 from .faults import FaultSpec
 from .providers import RequestContext, plugin_for
 from .retry import retrying, should_retry
@@ -56,6 +56,12 @@ class GatewayStats:
     invalid: int = 0
     """Items that ended ``invalid`` (every attempt broke its contract)."""
     retries: int = 0
+    deduplicated: int = 0
+    """Items answered by an identical request already in flight in this gateway (not sent again)."""
+    lease_waits: int = 0
+    """Calls that waited for another process's in-flight answer instead of paying for it again."""
+    cache_write_errors: int = 0
+    """Answers that could not be stored (kept in the results; see ``Gateway.cache_error``)."""
 
 
 class _Ledger:
@@ -107,6 +113,9 @@ class Gateway:
         self.transport = transport
         self._ledger = _Ledger()
         self._runner = shared_runner()
+        self._pending: dict[tuple[int, str], asyncio.Future[CallResult]] = {}
+        self.cache_error: CacheWriteError | None = None
+        """The first failed cache write, if any (the answers were kept; the run should fail)."""
 
     # -- public API ------------------------------------------------------------------------
     @property
@@ -115,6 +124,16 @@ class Gateway:
 
     def reset_stats(self) -> None:
         self._ledger.reset()
+
+    def raise_for_cache_errors(self) -> None:
+        """Raise the first ``CacheWriteError`` of this gateway, if a write failed.
+
+        Call it after the batch's results are written: the answers were kept in memory and
+        returned, but they are not in the cache, so a re-run would pay for them again. The CLI
+        turns it into a non-zero exit.
+        """
+        if self.cache_error is not None:
+            raise self.cache_error
 
     def run(self, model: ModelConfig, requests: Sequence[CallRequest]) -> list[CallResult]:
         """Run a batch for one model; results in request order. Safe from any thread, sync."""
@@ -144,16 +163,42 @@ class Gateway:
         return results  # type: ignore[return-value]
 
     async def acall(self, model: ModelConfig, req: CallRequest) -> CallResult:
-        """One logical call: cache, then ask (with retries), then parse; re-ask on a contract breach."""
+        """One logical call: cache, then ask (with retries), then parse; re-ask on a contract breach.
+
+        An identical request (same cache key) already in flight in this gateway is not sent
+        again: this call waits for that one and shares its result.
+        """
         started = time.perf_counter()
         try:
-            return await self._acall(model, req, started)
-        except Exception as exc:  # noqa: BLE001 - one broken item must never sink the batch
-            self._ledger.add(failed=1)
-            message = self._redact(f"{type(exc).__name__}: {exc}", model)
-            self.log.warning("gateway: item %r on %s failed: %s", req.item_id, model.name, message)
-            return CallResult(status="failed", error=message, model=model.name,
-                              latency_s=time.perf_counter() - started)
+            messages = [{"role": m["role"], "content": m["content"]} for m in req.messages]
+            key = cache_key(model, messages, req.contract, req.contract_version, req.sample_index, 0)
+        except Exception as exc:  # noqa: BLE001 - e.g. a message without content: this item only
+            return self._crashed(model, req, exc, started)
+        slot = (id(asyncio.get_running_loop()), key)
+        twin = self._pending.get(slot)
+        if twin is not None:
+            shared = await asyncio.shield(twin)
+            self._ledger.add(deduplicated=1)
+            return shared.model_copy(update={"calls_made": 0, "latency_s": time.perf_counter() - started})
+        future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
+        self._pending[slot] = future
+        try:
+            try:
+                result = await self._acall(model, req, started, messages, key)
+            except Exception as exc:  # noqa: BLE001 - one broken item must never sink the batch
+                result = self._crashed(model, req, exc, started)
+            future.set_result(result)
+            return result
+        finally:
+            if not future.done():  # cancelled: let waiting twins fail with it
+                future.cancel()
+            self._pending.pop(slot, None)
+
+    def _crashed(self, model: ModelConfig, req: CallRequest, exc: Exception, started: float) -> CallResult:
+        self._ledger.add(failed=1)
+        message = self._redact(f"{type(exc).__name__}: {exc}", model)
+        self.log.warning("gateway: item %r on %s failed: %s", req.item_id, model.name, message)
+        return CallResult(status="failed", error=message, model=model.name, latency_s=time.perf_counter() - started)
 
     def close(self) -> None:
         """Close the cache connection. The process-wide loop (transport.shared_runner) stays up:
@@ -185,24 +230,26 @@ class Gateway:
             return fn(*args)
         return await asyncio.to_thread(fn, *args)
 
-    async def _acall(self, model: ModelConfig, req: CallRequest, started: float) -> CallResult:
-        messages: list[dict[str, str]] = [{"role": m["role"], "content": m["content"]} for m in req.messages]
+    async def _acall(self, model: ModelConfig, req: CallRequest, started: float, messages: list[dict[str, str]],
+                     first_key: str) -> CallResult:
         attempts: list[Attempt] = []
-        first_key = ""
         totals = {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "calls_made": 0, "cache_hits": 0}
         raw = parse_error = None
         for attempt in range(model.max_reasks + 1):
-            key = cache_key(model, messages, req.contract, req.contract_version, req.sample_index, attempt)
-            first_key = first_key or key
+            key = first_key if attempt == 0 else cache_key(model, messages, req.contract, req.contract_version,
+                                                           req.sample_index, attempt)
             entry = await self._cache_io(self.cache.get, key)
+            if entry is None:
+                entry = await self._claim(model, req, key)
             hit = entry is not None
             if entry is None:
                 async def persist(completion: Completion, key: str = key, sent: tuple = tuple(messages)) -> None:
-                    await self._cache_io(self.cache.put, key, self._entry(completion, sent, model, req))
+                    await self._store(key, self._entry(completion, sent, model, req))
 
                 try:
                     completion, calls = await self._ask(model, messages, req, persist)
                 except _Failed as failure:
+                    await self._cache_io(self.cache.release, key)
                     totals["calls_made"] += failure.calls
                     self._ledger.add(failed=1)
                     attempts.append(Attempt(error=failure.error))
@@ -234,6 +281,57 @@ class Gateway:
         self._ledger.add(invalid=1)
         return CallResult(status="invalid", raw=raw, parse_error=parse_error, attempts=tuple(attempts),
                           model=model.name, cache_key=first_key, latency_s=time.perf_counter() - started, **totals)
+
+    async def _store(self, key: str, entry: CachedEntry) -> None:
+        """Write one answer; a failed write keeps the answer (the caller gets it) and is recorded."""
+        try:
+            await self._cache_io(self.cache.put, key, entry)
+        except CacheWriteError as exc:
+            self._ledger.add(cache_write_errors=1)
+            if self.cache_error is None:
+                self.cache_error = exc
+                self.log.error("gateway: %s; answers are kept for this run's tables but will be paid for "
+                               "again by a re-run", self._redact(str(exc), None))
+            try:
+                await self._cache_io(self.cache.release, key)
+            except Exception:  # noqa: BLE001 - the lease expires or is taken over after we exit
+                pass
+
+    async def _claim(self, model: ModelConfig, req: CallRequest, key: str) -> CachedEntry | None:
+        """Take the lease on ``key`` (None: ours to ask), or wait for another process's answer.
+
+        Another live process asking the same key right now will store its answer; paying for it
+        twice is what the lease prevents. If that process fails (lease released) or dies (lease
+        taken over), this one asks after all.
+        """
+        if isinstance(self.cache, NullCache):
+            return None
+        ttl = model.timeout_s * (model.max_retries + 1) + model.max_total_wait_s
+        delay, told = 0.05, False
+        while True:
+            try:
+                if await self._cache_io(self.cache.lease, key, ttl):
+                    # Re-check: the answer may have landed between our miss and the lease.
+                    entry = await self._cache_io(self.cache.get, key)
+                    if entry is not None:
+                        await self._cache_io(self.cache.release, key)
+                    return entry
+            except CacheWriteError as exc:  # cannot even lease: ask anyway, the write will tell
+                if self.cache_error is None:
+                    self.cache_error = exc
+                    self.log.error("gateway: %s", self._redact(str(exc), None))
+                return None
+            if not told:
+                told = True
+                self._ledger.add(lease_waits=1)
+                holder = getattr(self.cache, "lease_holder", lambda _k: None)(key)
+                self.log.info("gateway: item %r on %s is being asked by another process %s; waiting for its answer",
+                              req.item_id, model.name, holder or "")
+            await asyncio.sleep(delay)
+            delay = min(1.0, delay * 2)
+            entry = await self._cache_io(self.cache.get, key)
+            if entry is not None:
+                return entry
 
     @staticmethod
     def _parse(req: CallRequest, raw: str) -> Any:
@@ -314,6 +412,6 @@ class Gateway:
         return sem
 
     @staticmethod
-    def _redact(text: str, model: ModelConfig) -> str:
+    def _redact(text: str, model: ModelConfig | None) -> str:
         """Providers echo credentials in errors: scrub every key the process knows (secrets.py)."""
-        return redact(text, [model])
+        return redact(text, [model] if model is not None else [])
