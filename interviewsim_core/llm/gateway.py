@@ -238,7 +238,7 @@ class Gateway:
         for attempt in range(model.max_reasks + 1):
             key = first_key if attempt == 0 else cache_key(model, messages, req.contract, req.contract_version,
                                                            req.sample_index, attempt)
-            entry = await self._cache_io(self.cache.get, key)
+            entry = await self._cache_io(self.cache.get_answer, key)
             if entry is None:
                 entry = await self._claim(model, req, key)
             hit = entry is not None
@@ -312,7 +312,7 @@ class Gateway:
             try:
                 if await self._cache_io(self.cache.lease, key, ttl):
                     # Re-check: the answer may have landed between our miss and the lease.
-                    entry = await self._cache_io(self.cache.get, key)
+                    entry = await self._cache_io(self.cache.get_answer, key)
                     if entry is not None:
                         await self._cache_io(self.cache.release, key)
                     return entry
@@ -329,7 +329,7 @@ class Gateway:
                               req.item_id, model.name, holder or "")
             await asyncio.sleep(delay)
             delay = min(1.0, delay * 2)
-            entry = await self._cache_io(self.cache.get, key)
+            entry = await self._cache_io(self.cache.get_answer, key)
             if entry is not None:
                 return entry
 
