@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -123,9 +124,15 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
             specs = plan_runs(defs, instance, cfg.methods, personalities, methods, assets)
         except ConfigError as exc:
             _fail(str(exc))
+        started = time.time()
         outcomes = execute(defs, instance, specs, progress=typer.echo,
                            dagster_log_level="INFO" if verbose else "WARNING")
     ok = len(outcomes) == len(specs) and all(o.success for o in outcomes)
+    from interviewsim_core.llm.cache import cache_write_errors
+
+    for problem in cache_write_errors(cfg.effective_cache_path, started):  # answers kept, but not cached
+        typer.echo(f"error: {problem}; the tables hold those answers, a re-run would pay for them again", err=True)
+        ok = False
     typer.echo(f"Parquet tables under {cfg.data_root}")
     if not ok:
         typer.echo("run failed: see the step errors above, or the run in the UI (interviewsim ui)", err=True)

@@ -44,7 +44,7 @@ import numpy as np
 from .types import ModelConfig
 
 __all__ = ["CachedEntry", "CacheStats", "Cache", "CacheWriteError", "SqliteCache", "NullCache", "cache_key",
-           "embedding_key", "canonical_json"]
+           "cache_write_errors", "embedding_key", "canonical_json", "write_errors_path"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -98,6 +98,33 @@ class CacheWriteError(OSError):
                 w in str(cause).lower() for w in ("disk i/o", "full", "readonly", "read-only")):
             hint = " (disk full, a file-size limit or a read-only location?)"
         super().__init__(f"cannot write the model-call cache {path}: {detail}{hint}")
+
+
+def write_errors_path(cache_path: str | os.PathLike[str]) -> Path:
+    """Where failed cache writes are noted: ``<cache file>.write-errors`` (one line per process)."""
+    p = Path(cache_path)
+    return p.with_name(p.name + ".write-errors")
+
+
+def cache_write_errors(cache_path: str | os.PathLike[str], since: float) -> list[str]:
+    """The cache write failures noted since ``since`` (a ``time.time()``), one message per process.
+
+    For the CLI: a run whose answers could not be cached must exit non-zero, even if every table
+    was written, because a re-run would pay for those answers again.
+    """
+    try:
+        lines = write_errors_path(cache_path).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        stamp, _, rest = line.partition("\t")
+        try:
+            if float(stamp) >= since:
+                out.append(rest.partition("\t")[2])
+        except ValueError:
+            continue
+    return out
 
 
 def canonical_json(obj: Any) -> str:
@@ -222,6 +249,7 @@ class SqliteCache(Cache):
         self._pid = -1
         self._owner = ""
         self._known: set[bytes] = set()
+        self._write_error_noted = False
         with self._lock:
             self._connection()
 
@@ -303,12 +331,26 @@ class SqliteCache(Cache):
                 conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._rollback(conn)
-                raise CacheWriteError(self.path, exc) from exc
+                error = CacheWriteError(self.path, exc)
+                self._record_write_error(error)
+                raise error from exc
             except BaseException:
                 self._rollback(conn)
                 raise
             self._known.update(h for h, _ in chunks)
             self.stats.writes += 1
+
+    def _record_write_error(self, error: CacheWriteError) -> None:
+        """Leave a one-line note beside the cache (once per process), so the command that started
+        the run learns of the failure even when the write failed in a worker process."""
+        if self._write_error_noted or self.path is None:
+            return
+        self._write_error_noted = True
+        try:
+            with open(write_errors_path(self.path), "a", encoding="utf-8") as f:
+                f.write(f"{time.time():.3f}\t{os.getpid()}\t{error}\n")
+        except OSError:
+            pass  # the disk may refuse this too; the error is still raised and logged
 
     @staticmethod
     def _rollback(conn: sqlite3.Connection) -> None:

@@ -58,6 +58,11 @@ def test_gateway_keeps_answers_when_the_cache_cannot_be_written(tmp_path):
         except CacheWriteError:
             print("raised")
         """, tmp_path)
+    from interviewsim_core.llm.cache import cache_write_errors
+
+    noted = cache_write_errors(tmp_path / "cache.sqlite", since=0.0)  # what the CLI reads after a run
+    assert len(noted) == 1 and str(tmp_path / "cache.sqlite") in noted[0]
+    assert cache_write_errors(tmp_path / "cache.sqlite", since=9e12) == []
     assert lines[0] == "['ok']"
     assert lines[1] == "True CacheWriteError"
     assert str(tmp_path / "cache.sqlite") in lines[2] and "cannot rollback" not in lines[2]
