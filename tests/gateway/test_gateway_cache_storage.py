@@ -67,3 +67,26 @@ def test_cache_show_prints_the_prompt(tmp_path):
     assert doc["messages"] == list(msgs) and doc["raw"] == "because" and doc["key"] == "abcdef123"
     missing = CliRunner().invoke(app, ["cache", "show", "zzz", "--cache", str(path)])
     assert missing.exit_code == 1
+
+
+_messages = st.lists(st.fixed_dictionaries({
+    "role": st.sampled_from(["system", "user", "assistant"]),
+    "content": st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=3000)
+    | st.lists(st.text(max_size=300), max_size=40).map("\n".join),
+}), min_size=0, max_size=4)
+
+
+def test_any_prompt_reads_back_exactly(tmp_path_factory):
+    cache = SqliteCache(tmp_path_factory.mktemp("rt") / "c.sqlite")
+    counter = iter(range(10**9))
+
+    @given(messages=_messages, raw=st.text(max_size=2000))
+    @settings(max_examples=150, deadline=None)
+    def check(messages, raw):
+        key = f"k{next(counter)}"
+        cache.put(key, CachedEntry(raw=raw, messages=tuple(messages)))
+        got = cache.get(key)
+        assert got.messages == tuple(messages) and got.raw == raw
+        assert cache.get_answer(key).raw == raw
+
+    check()

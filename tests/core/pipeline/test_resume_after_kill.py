@@ -93,7 +93,8 @@ def _contract_of(messages) -> str:
         return premise.PASS1_NAME
     if head.startswith(premise.PASS_2_SOURCE_VERIFICATION_PROMPT[:60]):
         return premise.PASS2_NAME
-    found = [(head.find(c.MARKER), name) for name, c in REGISTRY.items() if getattr(c, "MARKER", None) in head]
+    markers = {name: getattr(c, "MARKER", None) for name, c in REGISTRY.items()}
+    found = [(head.find(m), name) for name, m in markers.items() if m and m in head]
     return min(found)[1]
 
 
