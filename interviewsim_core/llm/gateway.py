@@ -325,7 +325,7 @@ class Gateway:
                 told = True
                 self._ledger.add(lease_waits=1)
                 holder = getattr(self.cache, "lease_holder", lambda _k: None)(key)
-                self.log.info("gateway: item %r on %s is being asked by another process %s; waiting for its answer",
+                self.log.warning("gateway: item %r on %s is being asked by another process %s; waiting for its answer",
                               req.item_id, model.name, holder or "")
             await asyncio.sleep(delay)
             delay = min(1.0, delay * 2)
