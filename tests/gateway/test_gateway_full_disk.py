@@ -67,3 +67,32 @@ def test_gateway_keeps_answers_when_the_cache_cannot_be_written(tmp_path):
     assert lines[1] == "True CacheWriteError"
     assert str(tmp_path / "cache.sqlite") in lines[2] and "cannot rollback" not in lines[2]
     assert lines[3] == "raised"
+
+
+def test_cli_run_exits_non_zero_when_answers_were_not_cached(tmp_path, monkeypatch):
+    """Every step succeeded and the tables are written, but a worker could not cache its answers:
+    the command must say so and exit non-zero (a re-run would pay for them again)."""
+    from types import SimpleNamespace
+
+    import interviewsim_dagster.launch as launch
+    from interviewsim_cli import run_cmds
+    from interviewsim_core.llm.cache import CacheWriteError, SqliteCache
+    from interviewsim_core.pipeline.config import EvalConfig
+    from interviewsim_core.sample_corpus import SAMPLE_CORPUS_DIR
+
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    cfg = EvalConfig.load(env={}, overrides={"corpus": str(SAMPLE_CORPUS_DIR), "data_root": str(tmp_path / "out"),
+                                             "generator": "offline/extractive", "judges": "offline/extractive",
+                                             "builder": "offline/extractive", "premise_judge": "offline/extractive"})
+
+    def fake_execute(defs, instance, specs, **kw):
+        cache = SqliteCache(cfg.effective_cache_path)  # what a step's worker process would hold
+        cache._record_write_error(CacheWriteError(cache.path, OSError(27, "File too large")))
+        return [SimpleNamespace(success=True) for _ in specs]
+
+    monkeypatch.setattr(launch, "plan_runs", lambda *a, **k: ["one run"])
+    monkeypatch.setattr(launch, "execute", fake_execute)
+    assert run_cmds._materialise(cfg, None, None, None, False) == 1
+    # and a clean run of the same shape exits 0 (an old note does not fail later runs)
+    monkeypatch.setattr(launch, "execute", lambda defs, instance, specs, **kw: [SimpleNamespace(success=True)])
+    assert run_cmds._materialise(cfg, None, None, None, False) == 0
