@@ -12,10 +12,10 @@ process leaves either the whole row or nothing. Errors are never stored. API key
 stored: only the model's ``identity()`` (which has no key) and the messages.
 
 Prompts are stored for audit, but not verbatim per call: each message is cut into chunks at
-content-defined line boundaries and every distinct chunk is stored once, zlib-compressed, under
-its hash (table ``blobs``); a call row keeps only the list of chunk hashes. A personality's
-chrono context, repeated in every one of its questions, is therefore stored once, and a
-retrieval method's examples are shared wherever the same run of lines recurs. ``get`` and
+content-defined line boundaries and every distinct chunk is stored once, deflated, under its
+hash (table ``blobs``, see ``prompt_store.py``); a call row keeps only a compact recipe. A
+personality's chrono context, repeated in every one of its questions, is therefore stored once,
+and a retrieval method's examples are shared wherever the same run of lines recurs. ``get`` and
 ``prompt_of`` rebuild the exact messages (``interviewsim cache show KEY`` prints them).
 
 Two processes on one cache never pay twice for one call: before asking, a process takes a
@@ -34,13 +34,13 @@ import sqlite3
 import threading
 import time
 import uuid
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .prompt_store import decode_messages, encode_messages, pack_raw, unpack_raw
 from .types import ModelConfig
 
 __all__ = ["CachedEntry", "CacheStats", "Cache", "CacheWriteError", "SqliteCache", "NullCache", "cache_key",
@@ -299,8 +299,8 @@ class SqliteCache(Cache):
                 return None
             self.stats.hits += 1
             raw, messages, model, contract, pt, ct, cost, created = row
-            restored = _decode_messages(conn, messages) if with_messages else ()
-        return CachedEntry(raw=_unpack_raw(raw), messages=restored, model=model, contract=contract,
+            restored = decode_messages(conn, messages) if with_messages else ()
+        return CachedEntry(raw=unpack_raw(raw), messages=restored, model=model, contract=contract,
                            prompt_tokens=pt, completion_tokens=ct, cost_usd=cost, created=created)
 
     def prompt_of(self, key: str) -> tuple[dict[str, str], ...] | None:
@@ -317,7 +317,9 @@ class SqliteCache(Cache):
         """
         with self._lock:
             conn = self._connection()
-            refs, chunks = self._encode_messages(entry.messages)
+            refs, chunks = encode_messages(entry.messages, self._known)
+            if len(self._known) > 200_000:  # a memo of chunks already stored, not a second cache
+                self._known.clear()
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 if chunks:
@@ -325,7 +327,7 @@ class SqliteCache(Cache):
                 conn.execute(
                     "INSERT OR IGNORE INTO calls (key, model, contract, raw, messages, prompt_tokens, "
                     "completion_tokens, cost_usd, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (key, entry.model, entry.contract, _pack_raw(entry.raw), refs,
+                    (key, entry.model, entry.contract, pack_raw(entry.raw), refs,
                      int(entry.prompt_tokens), int(entry.completion_tokens), float(entry.cost_usd), entry.created))
                 conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, self._owner))
                 conn.execute("COMMIT")
@@ -361,40 +363,6 @@ class SqliteCache(Cache):
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
-
-    def _encode_messages(self, messages: Sequence[Mapping[str, Any]]) -> tuple[bytes, list[tuple[bytes, bytes]]]:
-        """(the row's compact recipe of chunk ids per message, new chunks to insert)."""
-        chunks: list[tuple[bytes, bytes]] = []
-        seen: set[bytes] = set()
-        recipe = bytearray(_RECIPE_V1)
-        for m in messages:
-            role = str(m.get("role") or "").encode("utf-8")
-            parts = _split_text(str(m.get("content") or ""))
-            hashes = []
-            for part in parts:
-                data = part.encode("utf-8")
-                h = hashlib.sha256(data).digest()[:_HASH_BYTES]
-                hashes.append(h)
-                if h not in self._known and h not in seen:
-                    seen.add(h)
-                    chunks.append((h, _deflate(data)))
-            mode = 0
-            if len(hashes) > _GROUP_OVER:
-                # A long list of chunk ids is itself cut into content-defined groups stored once:
-                # a repeated context then costs a few group ids per call, not one id per chunk.
-                mode, grouped = 1, []
-                for group in _group(hashes):
-                    body = b"".join(group)
-                    g = hashlib.sha256(b"group:" + body).digest()[:_HASH_BYTES]
-                    grouped.append(g)
-                    if g not in self._known and g not in seen:
-                        seen.add(g)
-                        chunks.append((g, body))
-                hashes = grouped
-            recipe += _varint(len(role)) + role + bytes([mode]) + _varint(len(hashes)) + b"".join(hashes)
-        if len(self._known) > 200_000:  # a memo of chunks already stored, not a second cache
-            self._known.clear()
-        return bytes(recipe), chunks
 
     # -- leases: one payer per key across processes ------------------------------------------
     def lease(self, key: str, ttl_s: float) -> bool:
@@ -488,126 +456,6 @@ class SqliteCache(Cache):
 
 
 _HOST = socket.gethostname()
-_HASH_BYTES = 12  # 96-bit chunk ids: no collision in any realistic number of chunks
-_GROUP_OVER, _GROUP_MASK, _GROUP_MAX = 8, 7, 64
-_RECIPE_V1 = b"\x01"  # first byte of a chunked row; older rows hold the messages as JSON text
-# A line ends a chunk when it is long (a response, an example) or, past 256 characters, when its
-# hash says so; chunks never exceed 4096 characters.
-_LONG_LINE, _CHUNK_MIN, _CHUNK_MAX, _CHUNK_MASK = 160, 256, 4096, 3
-
-
-def _split_text(text: str) -> list[str]:
-    """Cut ``text`` into chunks at content-defined line boundaries; ``"".join`` gives it back.
-
-    Boundaries depend only on the line that ends a chunk (and the chunk's size so far), so the
-    same run of lines is cut the same way wherever it appears: a chrono context repeated in every
-    question of a personality, a training example retrieved for several questions, a held-out
-    response quoted by several judges, each become the same chunks, stored once.
-    """
-    if len(text) <= _CHUNK_MIN:
-        return [text]
-    out, cur, size = [], [], 0
-    for line in text.splitlines(keepends=True):
-        cur.append(line)
-        size += len(line)
-        if (len(line) >= _LONG_LINE or size >= _CHUNK_MAX
-                or (size >= _CHUNK_MIN and zlib.crc32(line.encode("utf-8")) & _CHUNK_MASK == 0)):
-            out.append("".join(cur))
-            cur, size = [], 0
-    if cur:
-        out.append("".join(cur))
-    return out
-
-
-def _pack_raw(raw: str) -> str | bytes:
-    """Long outputs are stored deflated (a BLOB); short ones stay plain text (readable in sqlite3)."""
-    data = raw.encode("utf-8")
-    if len(data) < 128:
-        return raw
-    packed = _deflate(data)
-    return packed if len(packed) < len(data) else raw
-
-
-def _unpack_raw(stored: str | bytes) -> str:
-    return stored if isinstance(stored, str) else _inflate(stored).decode("utf-8")
-
-
-def _group(hashes: list[bytes]) -> list[list[bytes]]:
-    """Content-defined groups of chunk ids (a group ends after an id whose first byte says so)."""
-    out, cur = [], []
-    for h in hashes:
-        cur.append(h)
-        if h[0] & _GROUP_MASK == 0 or len(cur) >= _GROUP_MAX:
-            out.append(cur)
-            cur = []
-    if cur:
-        out.append(cur)
-    return out
-
-
-def _deflate(data: bytes) -> bytes:
-    c = zlib.compressobj(6, zlib.DEFLATED, -15)  # raw deflate: no per-chunk header or checksum
-    return c.compress(data) + c.flush()
-
-
-def _inflate(data: bytes) -> bytes:
-    return zlib.decompress(data, -15)
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
-    n = shift = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        n |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return n, pos
-
-
-def _decode_messages(conn: sqlite3.Connection, stored: str | bytes) -> tuple[dict[str, str], ...]:
-    """The messages of a row: a chunk recipe (bytes) or the verbatim JSON list of older caches."""
-    if isinstance(stored, str):
-        return tuple(json.loads(stored))
-    stored = bytes(stored)
-    plan: list[tuple[str, int, list[bytes]]] = []
-    pos = len(_RECIPE_V1)
-    while pos < len(stored):
-        n, pos = _read_varint(stored, pos)
-        role = stored[pos:pos + n].decode("utf-8")
-        mode = stored[pos + n]
-        count, pos = _read_varint(stored, pos + n + 1)
-        plan.append((role, mode, _ids(stored[pos:pos + count * _HASH_BYTES])))
-        pos += count * _HASH_BYTES
-    groups = _fetch(conn, {h for _, mode, hs in plan if mode == 1 for h in hs})
-    plan = [(role, 0, [c for g in hs for c in _ids(groups[g])] if mode == 1 else hs) for role, mode, hs in plan]
-    texts = {h: _inflate(b).decode("utf-8") for h, b in _fetch(conn, {h for _, _, hs in plan for h in hs}).items()}
-    return tuple({"role": role, "content": "".join(texts[h] for h in hs)} for role, _, hs in plan)
-
-
-def _ids(buf: bytes) -> list[bytes]:
-    return [buf[i:i + _HASH_BYTES] for i in range(0, len(buf), _HASH_BYTES)]
-
-
-def _fetch(conn: sqlite3.Connection, ids: set[bytes]) -> dict[bytes, bytes]:
-    found: dict[bytes, bytes] = {}
-    for part in _chunks(sorted(ids), 500):
-        marks = ",".join("?" * len(part))
-        for h, blob in conn.execute(f"SELECT hash, data FROM blobs WHERE hash IN ({marks})", part):
-            found[bytes(h)] = bytes(blob)
-    missing = [h.hex() for h in ids if h not in found]
-    if missing:
-        raise KeyError(f"cache row refers to missing prompt chunks {missing[:3]}")
-    return found
 
 
 def _dead(host: str, pid: int) -> bool:

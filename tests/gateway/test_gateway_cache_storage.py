@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from interviewsim_core.llm.cache import CachedEntry, SqliteCache, _split_text
+from interviewsim_core.llm.cache import CachedEntry, SqliteCache
+from interviewsim_core.llm.prompt_store import split_text as _split_text
 
 
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=5000))
