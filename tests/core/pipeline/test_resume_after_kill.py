@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from fakes import offline_reply
 
-from interviewsim_core.offline import respond
 from interviewsim_core.llm.testing import FakeOpenAIServer, FakeServerConfig
 from interviewsim_core.sample_corpus import SAMPLE_CORPUS_DIR
 
@@ -83,27 +83,12 @@ def _tables(root: Path) -> dict[str, pd.DataFrame]:
     return out
 
 
-def _contract_of(messages) -> str:
-    """The fake server stands in for a remote model, which reads the prompt: it learns the
-    contract from the template's heading (the gateway sends remote providers no contract name)."""
-    from interviewsim_core.contracts import REGISTRY, premise
-
-    head = messages[0]["content"]
-    if head.startswith(premise.PASS_1_BLIND_RECONSTRUCTION_PROMPT[:60]):
-        return premise.PASS1_NAME
-    if head.startswith(premise.PASS_2_SOURCE_VERIFICATION_PROMPT[:60]):
-        return premise.PASS2_NAME
-    markers = {name: getattr(c, "MARKER", None) for name, c in REGISTRY.items()}
-    found = [(head.find(m), name) for name, m in markers.items() if m and m in head]
-    return min(found)[1]
-
-
 @pytest.mark.slow
 def test_killed_run_resumes_without_repeating_completed_calls(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / PERSONALITY).symlink_to(SAMPLE_CORPUS_DIR / PERSONALITY, target_is_directory=True)
-    config = FakeServerConfig(latency_s=0.01, reply=lambda messages: respond(messages, _contract_of(messages)))
+    config = FakeServerConfig(latency_s=0.01, reply=offline_reply)
     with FakeOpenAIServer(config) as server:
         total = _run_child(corpus, tmp_path / "reference", server)
         assert total > 100  # enough calls for a mid-run kill to mean something
