@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -71,7 +72,9 @@ def save_last_run_config(cfg, home: Path) -> Path:
     """
     import yaml
 
-    data = cfg.model_dump(mode="json")
+    from interviewsim_core.llm.secrets import redact_config
+
+    data = redact_config(cfg.model_dump(mode="json"))  # credentials in api_base URLs too
     for role in ("generator", "builder", "premise_judge"):
         data[role] = _without_secrets(data[role])
     data["judges"] = [_without_secrets(j) for j in data["judges"]]
@@ -134,17 +137,27 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
             _fail(str(exc))
         for line in slots.free_dead_runs(instance):
             typer.echo(line)
+        started = time.time()
         with slots.SlotWatcher(instance, typer.echo):
             outcomes = execute(defs, instance, specs, progress=typer.echo,
                                dagster_log_level="INFO" if verbose else "WARNING")
+    from interviewsim_core.llm.cache import cache_write_errors
+
+    # Answers kept in the tables but not cached (disk full, read-only file): a path could not be written.
+    cache_problems = cache_write_errors(cfg.effective_cache_path, started)
+    for problem in cache_problems:
+        typer.echo(f"error: {problem}; the tables hold those answers, a re-run would pay for them again", err=True)
     typer.echo(f"Parquet tables under {cfg.data_root}")
     summary = outcome.summarise(outcomes, len(specs), reg.problems, reg.stale, Path(cfg.data_root),
                                 chosen, methods or cfg.methods, cfg.invalid_rate_threshold)
     if summary.run_failed:
         typer.echo("run failed: see the step errors above, or the run in the UI (interviewsim ui)", err=True)
+    code = summary.exit_code()
+    if cache_problems:
+        code = min(code or outcome.EXIT_ENVIRONMENT, outcome.EXIT_ENVIRONMENT)
     for line in summary.lines():
-        typer.echo(line, err=summary.exit_code() != 0)
-    return summary.exit_code()
+        typer.echo(line, err=code != 0)
+    return code
 
 
 def run(

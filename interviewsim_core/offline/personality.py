@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import re
 
-from ...contracts import personality as contract
+from ..contracts import personality as contract
 from ._text import lines_after, tokens
 
-MARKER = contract.MARKER
 
 CUES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "openness": (
@@ -45,9 +44,6 @@ CUES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 _HEADER = re.compile(r"^Trait: (?P<trait>[a-z]+)\nResponses:\n", re.MULTILINE)
 
 
-def detects(prompt: str) -> bool:
-    return MARKER in prompt
-
 
 def _matches(token: str, cue: str) -> bool:
     return token == cue or (len(cue) >= 5 and token.startswith(cue))
@@ -73,3 +69,7 @@ def answer(prompt: str) -> str:
         f"<rate>{level}</rate> <justification>Offline lexicon baseline: {high} high-{trait} and {low} "
         f"low-{trait} cue words in {len(responses)} responses ({n} words).</justification>"
     )
+
+
+RESPONDS = {contract.NAME: answer}
+"""The contract this module answers, by name (what the dispatcher keys on)."""

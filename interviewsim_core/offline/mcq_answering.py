@@ -24,11 +24,10 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from ...contracts import generation as gen_contract
-from ...contracts import mcq_answering as contract
+from ..contracts import generation as gen_contract
+from ..contracts import mcq_answering as contract
 from ._text import content_stems, is_negated, read_block, sentences
 
-MARKER = contract.MARKER
 
 UNSUPPORTED_COST = 0.5
 POLARITY_COST = 1.5
@@ -60,9 +59,6 @@ class _Item:
     question: str
     options: tuple[tuple[str, str], ...]  # (label, text)
 
-
-def detects(prompt: str) -> bool:
-    return MARKER in prompt
 
 
 def _context(prompt: str) -> _Context:
@@ -129,3 +125,7 @@ def choose(item: _Item, context: _Context) -> str:
 def answer(prompt: str) -> str:
     context = _context(prompt)
     return "\n".join(f"Q{i}: {choose(item, context)}" for i, item in enumerate(_items(prompt), start=1))
+
+
+RESPONDS = {contract.NAME: answer}
+"""The contract this module answers, by name (what the dispatcher keys on)."""

@@ -16,18 +16,14 @@ from __future__ import annotations
 
 import json
 
-from ...contracts import factual_consistency as contract
+from ..contracts import factual_consistency as contract
 from ._text import content_stems, is_negated, read_block, sentences
 
-MARKER = contract.MARKER
 MIN_SHARED = 2
 PARAPHRASE_COVERAGE = 0.5
 ENTAILMENT_COVERAGE = 0.5
 MIN_ENTAILED = 3
 
-
-def detects(prompt: str) -> bool:
-    return MARKER in prompt
 
 
 def _paraphrase(a: set[str], b: set[str]) -> set[str] | None:
@@ -63,3 +59,7 @@ def judge(summary: str, generated: str) -> tuple[str, str]:
 def answer(prompt: str) -> str:
     label, explanation = judge(read_block(prompt, "fact_summary") or "", read_block(prompt, "generated_answer") or "")
     return json.dumps({"label": label, "explanation": explanation})
+
+
+RESPONDS = {contract.NAME: answer}
+"""The contract this module answers, by name (what the dispatcher keys on)."""

@@ -3,12 +3,13 @@
 Registering it with litellm (rather than short-circuiting in the gateway) means the demo, the
 tests and CI run the very code path a paid provider runs: litellm's dispatch, our retry
 classifier on litellm's own exception types, the cache, the cost ledger. The answers come from
-``interviewsim_core.llm.offline.respond(messages)`` (a deterministic smoke-test baseline, not a
-judge of quality). Token usage is a whitespace count and cost is 0.
+``interviewsim_core.offline.respond(messages, contract)`` (a deterministic smoke-test baseline, not
+a judge of quality). Token usage is a whitespace count and cost is 0.
 
-Faults (``faults.FaultSpec``) travel with each call in litellm's ``metadata`` together with the
-retry attempt number, so two gateways with different fault settings can share this one
-process-wide handler.
+The gateway hands this plugin a ``RequestContext`` per attempt (``llm/providers.py``); it travels
+in litellm's ``metadata``: the contract name (which responder answers), the retry attempt and the
+fault settings (``llm.faults.FaultSpec``), so two gateways with different fault settings can share
+this one process-wide handler. A call without a contract name is refused (400).
 """
 
 from __future__ import annotations
@@ -17,23 +18,34 @@ import threading
 import time
 from typing import Any, Callable, Sequence
 
-from .faults import MALFORMED_TEXT, FaultSpec, draw_fault
+from ..llm.faults import MALFORMED_TEXT, FaultSpec, draw_fault
+from ..llm.providers import ProviderPlugin, RequestContext, register_plugin
 
-__all__ = ["PROVIDER", "register", "default_responder", "get_handler", "FAULT_KEY", "ATTEMPT_KEY"]
+__all__ = ["PROVIDER", "register", "default_responder", "get_handler", "install", "metadata",
+           "FAULT_KEY", "ATTEMPT_KEY", "CONTRACT_KEY"]
 
 PROVIDER = "offline"
 FAULT_KEY = "interviewsim_fault_spec"
 ATTEMPT_KEY = "interviewsim_retry_attempt"
+CONTRACT_KEY = "interviewsim_contract"
 
 _lock = threading.Lock()
 _handler: Any = None
 
 
-def default_responder(messages: Sequence[dict[str, Any]]) -> str:
-    """The product's offline answers (the colleague-owned ``offline`` package), imported on first use."""
-    from .offline import respond  # noqa: PLC0415 - lazy: keeps import of the gateway light
+def default_responder(messages: Sequence[dict[str, Any]], contract: str) -> str:
+    """The product's offline answers: the responder registered for ``contract``."""
+    from . import respond  # noqa: PLC0415 - the package imports this module first
 
-    return respond(list(messages))
+    return respond(list(messages), contract)
+
+
+def metadata(ctx: RequestContext) -> dict[str, Any]:
+    """The litellm metadata carrying one attempt's context to the handler."""
+    meta: dict[str, Any] = {CONTRACT_KEY: ctx.contract, ATTEMPT_KEY: ctx.retry_attempt}
+    if ctx.faults is not None:
+        meta[FAULT_KEY] = ctx.faults.model_dump()
+    return meta
 
 
 def _count(text: str) -> int:
@@ -41,7 +53,7 @@ def _count(text: str) -> int:
 
 
 def _build_handler_class() -> type:
-    from .transport import litellm_module
+    from ..llm.transport import litellm_module
 
     litellm = litellm_module()  # the quiet, offline-safe import (sets LITELLM_LOCAL_MODEL_COST_MAP first)
     from litellm.llms.custom_llm import CustomLLM  # noqa: PLC0415
@@ -51,7 +63,7 @@ def _build_handler_class() -> type:
 
         def __init__(self) -> None:
             super().__init__()
-            self.responder: Callable[[Sequence[dict[str, Any]]], str] = default_responder
+            self.responder: Callable[[Sequence[dict[str, Any]], str], str] = default_responder
 
         def _answer(self, model: str, messages: list, model_response: Any, litellm_params: Any) -> Any:
             meta = (litellm_params or {}).get("metadata") or {}
@@ -77,7 +89,10 @@ def _build_handler_class() -> type:
                 raise litellm.InternalServerError("offline fault: server error", llm_provider=PROVIDER, model=full,
                                                   response=httpx.Response(500, request=req))
             try:
-                text = MALFORMED_TEXT if fault == "malformed" else self.responder(messages)
+                contract = meta.get(CONTRACT_KEY)
+                if not isinstance(contract, str) or not contract:
+                    raise ValueError("no contract name in the request metadata (call through the Gateway)")
+                text = MALFORMED_TEXT if fault == "malformed" else self.responder(messages, contract)
             except ValueError as exc:
                 # A prompt the offline model does not know is a caller bug, not a transient
                 # fault: a 400 makes the gateway fail the item at once instead of retrying.
@@ -109,7 +124,7 @@ def _build_handler_class() -> type:
 def register() -> Any:
     """Register the ``offline`` provider with litellm once per process; returns the handler. Idempotent."""
     global _handler
-    from .transport import litellm_module
+    from ..llm.transport import litellm_module
 
     with _lock:
         litellm = litellm_module()
@@ -128,3 +143,8 @@ def register() -> Any:
 def get_handler() -> Any:
     """The registered handler (registering it first if needed), e.g. to swap its responder in a test."""
     return register()
+
+
+def install() -> None:
+    """Register this provider as the gateway's plugin for ``offline/`` models (at package import)."""
+    register_plugin(ProviderPlugin(prefix=PROVIDER, setup=register, metadata=metadata))

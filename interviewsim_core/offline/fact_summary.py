@@ -12,17 +12,13 @@ from __future__ import annotations
 import json
 import re
 
-from ...contracts import fact_summary as contract
+from ..contracts import fact_summary as contract
 from ._text import lines_after, sentences
 
-MARKER = contract.MARKER
 MAX_WORDS = 400
 
 _HEADER = re.compile(r"^Personality ID: .*\nResponses \(\d+\):\n", re.MULTILINE)
 
-
-def detects(prompt: str) -> bool:
-    return MARKER in prompt
 
 
 def extract(responses: list[str], max_words: int = MAX_WORDS) -> list[str]:
@@ -53,3 +49,7 @@ def answer(prompt: str) -> str:
         f"round-robin (leads first), de-duplicated, capped at {MAX_WORDS} words."
     )
     return json.dumps({"summary": summary, "explanation": explanation})
+
+
+RESPONDS = {contract.NAME: answer}
+"""The contract this module answers, by name (what the dispatcher keys on)."""

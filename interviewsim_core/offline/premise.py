@@ -22,12 +22,9 @@ from __future__ import annotations
 import json
 import re
 
+from ..contracts import premise as contract
 from ._text import content_tokens, tokens
 
-PASS1_HEAD = "You are evaluating whether a stored conclusion can function as a PREMISE"
-PASS2_HEAD = "You are grading a blind reading of a stored conclusion"
-MARKER = "a stored conclusion"
-"""Common to both headings; the dispatcher ranks responders by where their MARKER appears."""
 
 _P1_STATEMENT = "Statement to evaluate: "
 _P2_CONCLUSION = "Conclusion under evaluation: "
@@ -65,15 +62,12 @@ _CLAUSE_LINKS = re.compile(r"\band\b|;|\bwho\b|\bwhich\b|\bbut\b|\bwhile\b|\bbec
 _FRAME_WORDS = frozenset({"answer", "question", "asked", "interview", "statement"})
 
 
-def detects(prompt: str) -> bool:
-    head = prompt.lstrip()
-    return head.startswith(PASS1_HEAD) or head.startswith(PASS2_HEAD)
+def answer_pass1(prompt: str) -> str:
+    statement = prompt.rpartition(_P1_STATEMENT)[2]
+    return json.dumps(blind_reading(statement.strip()), ensure_ascii=False)
 
 
-def answer(prompt: str) -> str:
-    if prompt.lstrip().startswith(PASS1_HEAD):
-        statement = prompt.rpartition(_P1_STATEMENT)[2]
-        return json.dumps(blind_reading(statement.strip()), ensure_ascii=False)
+def answer_pass2(prompt: str) -> str:
     return json.dumps(_verify(prompt), ensure_ascii=False)
 
 
@@ -278,3 +272,7 @@ def _verify(prompt: str) -> dict:
         "labels": labels,
         "primary_cause": labels[0] if labels else "NONE",
     }
+
+
+RESPONDS = {contract.PASS1_NAME: answer_pass1, contract.PASS2_NAME: answer_pass2}
+"""The two passes this module answers, by contract name (what the dispatcher keys on)."""

@@ -18,10 +18,9 @@ import hashlib
 import json
 import re
 
-from ...contracts import mcq_generation as contract
+from ..contracts import mcq_generation as contract
 from ._text import NEGATIONS, STOPWORDS, read_block
 
-MARKER = contract.MARKER
 
 AUXILIARIES = frozenset(
     "is was are were am do does did can could will would has have had should must".split()
@@ -56,9 +55,6 @@ _POOLS = {
     "other": ("garden", "harbour", "bakery", "school", "village", "river", "library", "market"),
 }
 
-
-def detects(prompt: str) -> bool:
-    return MARKER in prompt
 
 
 def negate(text: str) -> str:
@@ -152,3 +148,7 @@ def answer(prompt: str) -> str:
     question = (read_block(prompt, "atomic_question") or "").strip()
     answer_text = (read_block(prompt, "atomic_answer") or "").strip()
     return json.dumps(build(question, answer_text, n))
+
+
+RESPONDS = {contract.NAME: answer}
+"""The contract this module answers, by name (what the dispatcher keys on)."""

@@ -12,19 +12,15 @@ from __future__ import annotations
 
 import json
 
-from ...contracts import content_similarity as contract
+from ..contracts import content_similarity as contract
 from ._text import content_stems, cosine, read_block
 
-MARKER = contract.MARKER
 
 # Lower bounds of scores 5, 4, 3, 2 on the cosine overlap; below the last bound scores 1.
 # On the sample corpus's generated-vs-reference pairs these put roughly 45/30/20/8/1 % of the
 # pairs in scores 1..5.
 BINS = ((0.3, 5), (0.18, 4), (0.1, 3), (0.04, 2))
 
-
-def detects(prompt: str) -> bool:
-    return MARKER in prompt
 
 
 def score_for(overlap: float) -> int:
@@ -41,3 +37,7 @@ def answer(prompt: str) -> str:
         f"{overlap:.2f}, binned to score {score}. Not a semantic judgment."
     )
     return json.dumps({"score": score, "explanation": explanation})
+
+
+RESPONDS = {contract.NAME: answer}
+"""The contract this module answers, by name (what the dispatcher keys on)."""

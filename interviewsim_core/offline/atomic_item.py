@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from ...contracts import atomic_item as contract
+from ..contracts import atomic_item as contract
 from ._text import first_sentence, one_line, read_block
 
-MARKER = contract.MARKER
 MAX_ANSWER_WORDS = 25
 
-
-def detects(prompt: str) -> bool:
-    return MARKER in prompt
 
 
 def answer(prompt: str) -> str:
@@ -23,3 +19,7 @@ def answer(prompt: str) -> str:
         f"{contract.QUESTION_LABEL} What did the person state first when asked: {question}\n"
         f"{contract.ANSWER_LABEL} {fact}"
     )
+
+
+RESPONDS = {contract.NAME: answer}
+"""The contract this module answers, by name (what the dispatcher keys on)."""

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import re
 
-from ...contracts import generation as contract
+from ..contracts import generation as contract
 from ._text import content_tokens, jaccard, sentences
 
-MARKER = contract.MARKER
 
 # Free of every PS lexicon cue: the fallback is repeated for every question of a no-context run, so a
 # cue word in it (this once said "fair") would rate the whole collection on that trait.
@@ -27,9 +26,6 @@ _PROFILE = re.compile(
     re.MULTILINE | re.DOTALL,
 )
 
-
-def detects(prompt: str) -> bool:
-    return MARKER in prompt
 
 
 def _new_question(prompt: str) -> str:
@@ -65,3 +61,7 @@ def answer(prompt: str) -> str:
         if candidates:
             return max(candidates, key=lambda s: jaccard(question, content_tokens(s)))  # first max wins
     return FALLBACK
+
+
+RESPONDS = {contract.NAME: answer}
+"""The contract this module answers, by name (what the dispatcher keys on)."""
