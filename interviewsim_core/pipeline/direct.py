@@ -179,7 +179,8 @@ def run_evaluation(
     scores = {
         (pid, s.name): score_method(splits[pid], s.name, gens[(pid, s.name)], cs[(pid, s.name)],
                                     fc[(pid, s.name)], reference[pid], gp[(pid, s.name)],
-                                    answers[(pid, s.name)], judge_models)
+                                    answers[(pid, s.name)], judge_models, mcq_items=items[pid],
+                                    embedding_model=config.embedding_model)
         for pid in splits for s in specs
     }
     tables = {
@@ -195,7 +196,9 @@ def run_evaluation(
         "mcq_answers": _concat("mcq_answers", list(answers.values())),
         "method_scores": _concat("method_scores", list(scores.values())),
     }
-    tables["leaderboard"] = _concat("leaderboard", [build_leaderboard(tables["method_scores"], seed=seed)])
+    tables["leaderboard"] = _concat("leaderboard", [build_leaderboard(tables["method_scores"], seed=seed,
+                                                                  coverage_threshold=config.coverage_threshold,
+                                                                  methods_order=[s.name for s in specs])])
     if write:
         paths = write_tables(tables, config.data_root, list(splits), [s.name for s in specs])
         say(f"wrote {len(paths)} Parquet files under {config.data_root}")

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..llm.types import ModelConfig
-from ..metrics.scores import CI_N_RESAMPLES, macro_average, personality_scores
+from ..metrics.leaderboard import DEFAULT_COVERAGE_THRESHOLD, leaderboard
+from ..metrics.scores import CI_N_RESAMPLES, personality_scores
 from ..split import HeldOutSplit
 from .tables import empty_frame, schema_of
 
@@ -32,11 +33,17 @@ def score_method(
     generated_ps: pd.DataFrame,
     mcq_answers: pd.DataFrame,
     judges: Sequence[ModelConfig | str],
+    *,
+    mcq_items: pd.DataFrame | None = None,
+    embedding_model: str = "",
 ) -> pd.DataFrame:
     """The ``method_scores`` rows of one (personality, method): one per configured judge.
 
     Judges are passed explicitly (not inferred from the rows) so a judge whose every output
-    failed still gets its row, with NaN metrics and its invalid counts.
+    failed still gets its row, with NaN metrics and its invalid/failed counts. The split's held-out
+    questions and ``mcq_items`` (the personality's items, any status) say what was expected, so a
+    failed generation or an invalid item is counted, not silently absent. ``embedding_model`` is
+    recorded on every row (retrieval methods' numbers depend on it).
     """
     names = [_name(j) for j in judges]
     if not names:
@@ -45,22 +52,26 @@ def score_method(
         split.personality_id, method_name,
         generations=generations, content_similarity=cs, factual_consistency=fc,
         generated_personality=generated_ps, reference_personality=reference_ps, mcq_answers=mcq_answers,
-        n_train_pairs=len(split.train_pairs), judges=names,
+        mcq_items=mcq_items, test_qa_ids=[p.qa_id for p in split.test_pairs],
+        n_train_pairs=len(split.train_pairs), judges=names, embedding_model=embedding_model,
     )
-    # The split knows how many questions were held out even when generation rows are missing.
-    df["n_test_questions"] = len(split.test_pairs)
     return df[schema_of("method_scores").names]
 
 
-def build_leaderboard(method_scores_all: pd.DataFrame, *, seed: int = 0, n_resamples: int = CI_N_RESAMPLES) -> pd.DataFrame:
-    """Macro averages over personalities per (method, judge), each with a 95% bootstrap CI.
-
-    A personality without a value for a metric (all its judgments invalid, or no 4-option run)
-    is left out of that metric's average, not counted as zero.
-    """
+def build_leaderboard(
+    method_scores_all: pd.DataFrame,
+    *,
+    seed: int = 0,
+    n_resamples: int = CI_N_RESAMPLES,
+    coverage_threshold: float = DEFAULT_COVERAGE_THRESHOLD,
+    methods_order: Sequence[str] = (),
+) -> pd.DataFrame:
+    """The ``leaderboard`` table: ``metrics.leaderboard.leaderboard`` (common-set and all-valid views,
+    coverage, best marks, reasons for empty values) in the table's schema."""
     if method_scores_all.empty:
         return empty_frame("leaderboard")
-    df = macro_average(method_scores_all, seed=seed, n_resamples=n_resamples)
+    df = leaderboard(method_scores_all, coverage_threshold=coverage_threshold, seed=seed, n_resamples=n_resamples,
+                     method_order=methods_order)
     return df[schema_of("leaderboard").names]
 
 

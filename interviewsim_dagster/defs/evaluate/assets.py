@@ -7,6 +7,7 @@ re-asks only the changed judge. Generations are read from Parquet, never regener
 
 import dagster as dg
 
+from interviewsim_core.metrics.registry import METRICS
 from interviewsim_core.pipeline import judges
 from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_core.pipeline.scoring import build_leaderboard, combine_personality_scores, score_method
@@ -22,7 +23,7 @@ from .automation import AFTER_ANY_UPSTREAM_UPDATE, FOLLOW_UPSTREAM, rescore_on_j
 
 GROUP = "evaluate"
 
-SCORE_COLUMNS = ("cs_mean", "contradiction_ratio", "ps_alignment", "mcq3_accuracy", "mcq4_accuracy")
+SCORE_COLUMNS = tuple(m.name for m in METRICS)
 
 
 def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
@@ -83,13 +84,14 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         group_name=GROUP,
         backfill_policy=SINGLE_RUN,
         kinds={"parquet"},
-        ins={"reference_personality": dg.AssetIn(partition_mapping=to_personality)},
+        ins={"reference_personality": dg.AssetIn(partition_mapping=to_personality),
+             "mcq_items": dg.AssetIn(partition_mapping=to_personality)},
         automation_condition=FOLLOW_UPSTREAM,
         description="Per-personality aggregates, one row per judge (CS mean, contradiction ratio, PS alignment, MCQ).",
     )
     def method_scores(context: dg.AssetExecutionContext, generations: dict, content_similarity: dict,
                       factual_consistency: dict, reference_personality: dict, generated_personality: dict,
-                      mcq_answers: dict, eval_config: EvalConfigResource, corpus: CorpusResource):
+                      mcq_answers: dict, mcq_items: dict, eval_config: EvalConfigResource, corpus: CorpusResource):
         models = eval_config.get().effective_judges
         frames = {
             key: score_method(
@@ -99,6 +101,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
                 frame_for(reference_personality, pid, "reference_personality"),
                 frame_for(generated_personality, key, "generated_personality"),
                 frame_for(mcq_answers, key, "mcq_answers"), models,
+                mcq_items=frame_for(mcq_items, pid, "mcq_items"), embedding_model=eval_config.get().embedding_model,
             )
             for key, pid, method in cells(context, pxm)
         }
@@ -142,11 +145,14 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
     def leaderboard(context: dg.AssetExecutionContext, method_scores: dict, eval_config: EvalConfigResource):
         scores = concat(method_scores.values())
         scores = conform(scores, "method_scores") if len(scores) else empty_frame("method_scores")
-        seed = eval_config.get().seed
-        df = build_leaderboard(scores, seed=seed)
+        run_cfg = eval_config.get()
+        seed = run_cfg.seed
+        df = build_leaderboard(scores, seed=seed, coverage_threshold=run_cfg.coverage_threshold,
+                               methods_order=run_cfg.methods)
         # The report's own tables (best per judge marked, CIs, significant paired tests), built from the
         # scores already in memory: the other report sections need tables this asset does not load.
-        tables_md = leaderboard_markdown(build_report(tables={"method_scores": scores}, seed=seed))
+        tables_md = leaderboard_markdown(build_report(tables={"method_scores": scores}, seed=seed,
+                                                      coverage_threshold=run_cfg.coverage_threshold))
         describe(context, {None: df}, extra={"partitions_read": len(method_scores),
                                              "report_tables": dg.MetadataValue.md(tables_md)})
         return df
