@@ -107,7 +107,7 @@ def _paired_section(ms: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None, s
         return _not_run("paired_tests", title, "None of the default comparisons (each method vs. simple, "
                         "chrono-1000 vs. memory-100, chrono-100/500/1000, wiki-long vs. wiki) has both methods run.")
     note = ("Difference a - b of per-personality values, paired over personalities; two-sided sign-flip "
-            "permutation test (exact when 2^n <= 9999). With few personalities no p-value can be small.")
+            "permutation test (exact enumeration up to 20 non-zero differences, Monte Carlo above). With few personalities no p-value can be small.")
     return Section("paired_tests", title, "ok", note, {"paired_tests": df})
 
 
