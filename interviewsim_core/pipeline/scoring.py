@@ -13,7 +13,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..llm.types import ModelConfig
-from ..metrics.leaderboard import DEFAULT_COVERAGE_THRESHOLD, leaderboard
+from ..metrics.leaderboard import DEFAULT_COVERAGE_THRESHOLD, empty_reason, leaderboard
+from ..metrics.registry import family
 from ..metrics.scores import CI_N_RESAMPLES, personality_scores
 from ..split import HeldOutSplit
 from .tables import empty_frame, schema_of
@@ -90,3 +91,40 @@ def combine_personality_scores(frames: Sequence[pd.DataFrame], methods_order: Se
     order = df["method"].map(lambda m: rank.get(m, len(rank)))
     df = df.assign(_rank=order).sort_values(["_rank", "method", "judge"], kind="stable")
     return df.drop(columns="_rank").reset_index(drop=True)
+
+
+def mcq_output_gaps(
+    n_expected: int,
+    mcq_items: pd.DataFrame,
+    mcq_answers: pd.DataFrame,
+    options: Sequence[int],
+    atomic_items: pd.DataFrame | None = None,
+) -> list[str]:
+    """Why an option count has no scored MCQ answer although items were expected, one message each.
+
+    ``n_expected`` is the number of held-out questions of the partition (one atomic item, then one
+    MCQ item per option count, each). An empty ``mcq_answers`` partition is then not a pass "on
+    nothing": the message names what happened, e.g. "0 valid 3-option MCQ items (20 of 20 invalid)".
+    Items missing from ``mcq_items`` are counted by their atomic item's status when given.
+    """
+    out: list[str] = []
+    if n_expected <= 0:
+        return out
+    atomic_bad = {"invalid": 0, "failed": 0}
+    if atomic_items is not None and not atomic_items.empty:
+        vc = atomic_items["status"].value_counts()
+        atomic_bad = {k: int(vc.get(k, 0)) for k in atomic_bad}
+    for n in options:
+        fam = family(f"mcq{n}")
+        items = mcq_items[mcq_items["n_options"] == n] if not mcq_items.empty else mcq_items
+        answers = mcq_answers[mcq_answers["n_options"] == n] if not mcq_answers.empty else mcq_answers
+        if len(answers) and answers["reward"].notna().any():
+            continue
+        ist = items["status"].value_counts() if len(items) else pd.Series(dtype="int64")
+        invalid = int(ist.get("invalid", 0)) + atomic_bad["invalid"]
+        failed = int(ist.get("failed", 0)) + atomic_bad["failed"]
+        failed += int((answers["status"] == "failed").sum()) if len(answers) else 0
+        expected = max(n_expected, len(items))
+        invalid, failed = min(invalid, expected), min(failed, expected - min(invalid, expected))
+        out.append(empty_reason(fam, expected, 0, invalid, failed, expected - invalid - failed))
+    return out

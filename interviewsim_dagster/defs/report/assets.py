@@ -76,6 +76,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
             embedder=configured_embedder(run_cfg.embedding_model, run_cfg.effective_embedding_api_base),
             methods=run_cfg.methods,
             seed=run_cfg.seed,
+            coverage_threshold=run_cfg.coverage_threshold,
         )
         target = report_paths(run_cfg.data_root)
         paths = write_report(run_cfg.data_root, target.html.parent, report_data=data)

@@ -9,6 +9,8 @@ keeps the prompts actually sent, for audits of older runs.
 import dagster as dg
 
 from interviewsim_core.pipeline.leaks import LeakDetector
+from interviewsim_core.pipeline.scoring import mcq_output_gaps
+from interviewsim_core.pipeline.tables import empty_frame
 
 from ...assets_support import cells
 from ...io_managers import ALLOW_MISSING
@@ -66,6 +68,7 @@ def build_checks(generations: dg.AssetsDefinition) -> list[dg.AssetChecksDefinit
 
 
 NO_HELDOUT_IN_MCQ_PROMPTS = "no_heldout_text_in_mcq_answering_prompts"
+MCQ_ANSWERED = "mcq_items_expected_have_answers"
 
 
 def build_mcq_checks(mcq_answers: dg.AssetsDefinition) -> list[dg.AssetChecksDefinition]:
@@ -94,7 +97,35 @@ def build_mcq_checks(mcq_answers: dg.AssetsDefinition) -> list[dg.AssetChecksDef
         plans = plan_mcq_cells(eval_config.get(), corpus, mcq_items, run_cells)
         return _leak_result(run_cells, plans, fact_summary, corpus, mcq_exempt)
 
-    return [no_heldout_in_mcq_prompts]
+    @dg.asset_check(
+        asset=mcq_answers,
+        name=MCQ_ANSWERED,
+        partitions_def=pxm,
+        additional_ins={"mcq_items": dg.AssetIn(partition_mapping=to_personality, metadata={ALLOW_MISSING: True}),
+                        "atomic_items": dg.AssetIn(partition_mapping=to_personality, metadata={ALLOW_MISSING: True})},
+        description="Every configured option count has scored MCQ answers when the personality has held-out "
+        "questions: an empty table (all items invalid, all calls failed) fails and says why.",
+    )
+    def mcq_answered(context: dg.AssetCheckExecutionContext, mcq_answers: dict, mcq_items: dict, atomic_items: dict,
+                     eval_config: EvalConfigResource, corpus: CorpusResource) -> dg.AssetCheckResult:
+        options = eval_config.get().mcq_options
+        problems: list[dict] = []
+        for key, pid, method in cells(context, pxm):
+            items = mcq_items.get(pid)
+            answers = mcq_answers.get(key)
+            gaps = mcq_output_gaps(len(corpus.split(pid).test_pairs),
+                                   items if items is not None else empty_frame("mcq_items"),
+                                   answers if answers is not None else empty_frame("mcq_answers"),
+                                   options, atomic_items.get(pid))
+            if gaps:
+                problems.append({"personality": pid, "method": method, "why": gaps})
+        return dg.AssetCheckResult(
+            passed=not problems,
+            metadata={"partitions_checked": len(context.partition_keys), "partitions_failing": len(problems),
+                      "problems": dg.MetadataValue.json(problems[:20])},
+        )
+
+    return [no_heldout_in_mcq_prompts, mcq_answered]
 
 
 def mcq_exempt(call) -> list[str]:
