@@ -40,6 +40,17 @@ def _not_run(key: str, title: str, note: str) -> Section:
     return Section(key, title, "not_run", note)
 
 
+def _outputs_reason(df: pd.DataFrame, family_key: str) -> str:
+    """Why a judgment table gives nothing to analyse, with counts ("0 valid FC judgments (38 of 38 invalid)")."""
+    fam = family(family_key)
+    if df.empty:
+        return f"No {fam.source} table: not run."
+    st = df["status"].value_counts()
+    n_ok, inv, fail = int(st.get("ok", 0)), int(st.get("invalid", 0)), int(st.get("failed", 0))
+    reason = empty_reason(fam, len(df), n_ok, inv, fail, len(df) - n_ok - inv - fail)
+    return (reason or f"{n_ok} of {len(df)} {fam.noun} valid") + "."
+
+
 def _unique(df: pd.DataFrame, col: str) -> list[str]:
     return sorted(str(v) for v in df[col].dropna().unique()) if col in df.columns and not df.empty else []
 
@@ -126,7 +137,9 @@ def _tag_section(tables: dict[str, pd.DataFrame]) -> Section:
     title = "Contradiction ratio by question tag"
     df = breakdowns.by_tag(tables)
     if df.empty:
-        return _not_run("tag_breakdown", title, "Needs factual_consistency judgments and the held-out split.")
+        why = ("No heldout_split table: no question tags." if tables["heldout_split"].empty
+               else _outputs_reason(tables["factual_consistency"], "fc"))
+        return _not_run("tag_breakdown", title, why)
     return Section("tag_breakdown", title, "ok", "Pooled over judged answers; a question with several tags counts "
                    "under each.", {"by_tag": df})
 
@@ -139,7 +152,8 @@ def _category_section(tables: dict[str, pd.DataFrame], categories_csv: Path | No
     cats = breakdowns.load_categories(categories_csv)
     df = breakdowns.by_category(tables, cats)
     if df.empty:
-        return _not_run("category_breakdown", title, "No FC judgments for the personalities in the categories file.")
+        return _not_run("category_breakdown", title, "No valid FC judgment for the personalities in the categories "
+                        "file: " + _outputs_reason(tables["factual_consistency"], "fc"))
     known = set(cats["personality_id"])
     unlisted = sorted(set(tables["method_scores"].get("personality_id", [])) - known)
     note = "Pooled over judged answers." + (f" Not in the categories file: {', '.join(unlisted)}." if unlisted else "")
@@ -218,9 +232,12 @@ def _overlap_section(tables: dict[str, pd.DataFrame], embedder: Embedder | None)
         "median_best_similarity": float(q["best_similarity"].median()),
         "share_above_0_8": float((q["best_similarity"] > 0.8).mean()),
     }])
+    text = heldout[heldout["partition"] == "test"][["personality_id", "qa_id", "question"]]
+    closest = (q.dropna(subset=["best_similarity"]).merge(text, on=["personality_id", "qa_id"], how="left")
+               .sort_values("best_similarity", ascending=False, kind="stable").head(10).reset_index(drop=True))
     return Section("overlap", title, "ok", "Each held-out question's best cosine similarity to the same "
                    "personality's training questions; metrics recomputed per corpus-wide tercile.",
-                   {"summary": summary, "strata": strata, "questions": q})
+                   {"summary": summary, "strata": strata, "questions": q, "closest": closest})
 
 
 def _premise_section(verdicts: pd.DataFrame, embedder: Embedder | None) -> Section:
@@ -320,7 +337,9 @@ def leaderboard_markdown(report_data: ReportData, with_ci: bool = True) -> str:
             parts.append("\n**Paired tests with p < 0.05**\n")
             parts.append("| a | b | judge | metric | a - b | p |\n|---|---|---|---|---|---|")
             for r in sig.itertuples():
-                parts.append(f"| {r.method_a} | {r.method_b} | {r.judge or 'n/a (MCQ)'} | {r.metric} | "
+                judge = leaderboard.md_text(r.judge) if r.judge else "n/a (MCQ)"
+                parts.append(f"| {leaderboard.md_text(r.method_a)} | {leaderboard.md_text(r.method_b)} | {judge} | "
+                             f"{r.metric} | "
                              f"{r.mean_difference:+.4f} | {r.p_value:.4f} |")
     return "\n".join(parts)
 

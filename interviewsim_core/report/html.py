@@ -272,6 +272,12 @@ def _section_views(data: ReportData) -> dict[str, dict]:
             ("similarity_low", "Similarity from", "num3"), ("similarity_high", "to", "num3")], "overlap_strata",
             "CR and MCQ accuracy as fractions here (0.10 = 10%)."))
         views["overlap"]["tables"][-1].collapsed = True
+        add("overlap", table_view(t["closest"], [
+            ("personality_id", "Personality", "text"), ("qa_id", "Held-out question id", "text"),
+            ("question", "Question", "text"), ("best_similarity", "Best similarity", "num3"),
+            ("tercile", "Tercile", "text")], "overlap_closest",
+            "The held-out questions closest to a training question (near-duplicates inflate retrieval scores)."))
+        views["overlap"]["tables"][-1].collapsed = True
     if s["premise"].status == "ok":
         t = s["premise"].tables
         add("premise", table_view(t["attribution_split"], [

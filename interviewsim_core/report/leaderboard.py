@@ -8,13 +8,15 @@ averaged across judges; MCQ is judge-independent.
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 
 from ..metrics.leaderboard import LEADERBOARD_COLUMNS, leaderboard, mark_best, mcq_rows
 from .catalog import JUDGED_METRICS, MCQ_METRICS, Metric, fmt, is_missing, order_methods
 
 __all__ = ["LEADERBOARD_COLUMNS", "leaderboard", "mark_best", "mcq_rows", "view_rows", "coverage_table",
-           "cell_text", "leaderboard_markdown_table"]
+           "cell_text", "md_text", "leaderboard_markdown_table"]
 
 
 def view_rows(board: pd.DataFrame, view: str = "common") -> pd.DataFrame:
@@ -47,6 +49,11 @@ def cell_text(r) -> str:
     return fmt(r.value, r.metric) + (" (low coverage)" if r.below_coverage else "")
 
 
+def md_text(text: str) -> str:
+    """User text (method, judge names) inert in markdown that a UI may render as HTML."""
+    return html.escape(str(text)).replace("|", "\\|")
+
+
 def leaderboard_markdown_table(board: pd.DataFrame, with_ci: bool = False, view: str = "common") -> str:
     """Table 1 as markdown: methods as rows, one column per (judged metric, judge), then MCQ; best in
     bold; an empty cell says why; a method under the coverage threshold is marked."""
@@ -59,14 +66,14 @@ def leaderboard_markdown_table(board: pd.DataFrame, with_ci: bool = False, view:
     columns: list[tuple[Metric, str | None]] = [(m, j) for m in JUDGED_METRICS for j in judges if m.key in present]
     columns += [(m, None) for m in MCQ_METRICS if m.key in present]
     index = {(r.method, r.judge if isinstance(r.judge, str) else None, r.metric): r for r in rows.itertuples()}
-    head = ["Method"] + [f"{m.short} ({j})" if j else m.short for m, j in columns] + ["Coverage"]
+    head = ["Method"] + [f"{m.short} ({md_text(j)})" if j else m.short for m, j in columns] + ["Coverage"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for method in methods:
-        cells = [method]
+        cells = [md_text(method)]
         covs = []
         for m, j in columns:
             r = index.get((method, j, m.key))
-            text = cell_text(r).replace("|", "\\|")
+            text = md_text(cell_text(r))
             if r is not None and not is_missing(r.value):
                 if with_ci and not is_missing(r.ci_low):
                     text += f" [{fmt(r.ci_low, m.key)}, {fmt(r.ci_high, m.key)}]"
