@@ -36,6 +36,7 @@ __all__ = [
     "mark_best",
     "mcq_rows",
     "empty_reason",
+    "paired_values",
 ]
 
 DEFAULT_COVERAGE_THRESHOLD = 0.95
@@ -222,3 +223,21 @@ def leaderboard(
 
 
 _DTYPES = {"str": object, "int": "int64", "float": "float64", "bool": bool}
+
+
+def paired_values(frame: pd.DataFrame, m: Metric, method_a: str, method_b: str) -> pd.DataFrame:
+    """Per personality, the two methods' values of ``m`` over the cells both have a valid value for
+    (one judge's rows, or MCQ rows): what a paired test compares. Columns ``a``, ``b``, ``cells``;
+    personalities without a shared cell are left out."""
+    rows = {}
+    for meth in (method_a, method_b):
+        sub = frame[frame["method"] == meth]
+        rows[meth] = {str(r["personality_id"]): _cell_values(r, m) for _, r in sub.iterrows()}
+    out = []
+    for pid in sorted(set(rows[method_a]) & set(rows[method_b])):
+        va, vb = rows[method_a][pid], rows[method_b][pid]
+        shared = sorted(set(va) & set(vb))
+        if shared:
+            out.append({"personality_id": pid, "a": float(np.mean([va[c] for c in shared])),
+                        "b": float(np.mean([vb[c] for c in shared])), "cells": len(shared)})
+    return pd.DataFrame(out, columns=["personality_id", "a", "b", "cells"])

@@ -117,7 +117,8 @@ def _paired_section(ms: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None, s
     if df.empty:
         return _not_run("paired_tests", title, "None of the default comparisons (each method vs. simple, "
                         "chrono-1000 vs. memory-100, chrono-100/500/1000, wiki-long vs. wiki) has both methods run.")
-    note = ("Difference a - b of per-personality values, paired over personalities; two-sided sign-flip "
+    note = ("Difference a - b of per-personality values, each over the questions (or MCQ items) both methods have "
+            "a valid value for, paired over personalities; two-sided sign-flip "
             "permutation test (exact enumeration up to 20 non-zero differences, Monte Carlo above). With few personalities no p-value can be small.")
     return Section("paired_tests", title, "ok", note, {"paired_tests": df})
 

@@ -201,7 +201,7 @@ def _section_views(data: ReportData) -> dict[str, dict]:
         add("paired_tests", table_view(pt, [
             ("method_a", "a", "text"), ("method_b", "b", "text"), ("judge", "Judge", "text"),
             ("metric", "Metric", "text"), ("shown", "mean a - b", "text"), ("p_value", "p", "p"),
-            ("n", "pairs", "int"), ("better", "favours", "text")], "paired_tests",
+            ("n", "pairs", "int"), ("cells", "shared cells", "int"), ("better", "favours", "text")], "paired_tests",
             bold=lambda r: not is_missing(r["p_value"]) and r["p_value"] < 0.05))
     if s["judge_agreement"].status == "ok":
         add("judge_agreement", table_view(s["judge_agreement"].tables["judge_agreement"], [

@@ -164,3 +164,17 @@ def test_every_registered_metric_is_in_every_derived_place():
     from interviewsim_dagster.defs.evaluate.assets import SCORE_COLUMNS
 
     assert list(SCORE_COLUMNS) == names
+
+
+def test_paired_values_use_the_cells_both_methods_have():
+    from interviewsim_core.metrics.leaderboard import paired_values
+    from interviewsim_core.metrics.registry import metric
+    from interviewsim_core.report.paired import compare_methods
+
+    ms = _scores(_score, _b_fails_first_three_of_p1)
+    pv = paired_values(ms, metric("cs_mean"), "A", "B").set_index("personality_id")
+    assert pv.loc["p1", "cells"] == 7 and pv.loc["p2", "cells"] == 10
+    assert pv.loc["p1", "a"] == pytest.approx(np.mean([1 + i % 5 for i in range(3, 10)]))
+    row = compare_methods(ms, "A", "B", metrics=["cs_mean"]).iloc[0]
+    assert row["cells"] == 27 and row["n"] == 3
+    assert row["mean_difference"] == pytest.approx((pv["a"] - pv["b"]).mean())

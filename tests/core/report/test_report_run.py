@@ -363,3 +363,12 @@ def test_leaderboard_markdown_for_dagster(written):
     assert lines[0].startswith("| Method | CS (judge-a) | CS (judge-b)")
     assert any(line.startswith("| simple |") for line in lines) and any(line.startswith("| chrono-100 |") for line in lines)
     assert "**" in md
+
+
+def test_header_records_the_embedder_and_the_coverage_threshold(written):
+    data, doc, _, paths = written
+    assert doc["meta"]["embedding_models"] == ["offline/hashing"] and doc["meta"]["coverage_threshold"] == 0.95
+    html = paths.html.read_text()
+    assert 'data-fact="embedding_models">offline/hashing<' in html
+    assert 'data-fact="coverage_threshold">95%<' in html
+    assert 'data-table="coverage"' in html and 'data-table="leaderboard_all_valid"' in html
