@@ -64,19 +64,21 @@ def mcq_rows(method_scores: pd.DataFrame) -> pd.DataFrame:
     return method_scores.sort_values("judge", kind="stable").drop_duplicates(["personality_id", "method"])
 
 
-def empty_reason(fam: Family, expected: int, n: int, invalid: int, failed: int, not_run: int) -> str:
+def empty_reason(fam: Family, expected: int, n: int, invalid: int, failed: int, not_run: int,
+                 noun: str | None = None) -> str:
     """Why a metric has no value, from its family's counts ("" when it has one)."""
+    noun = noun or fam.noun
     if expected == 0:
-        return f"no {fam.noun}"
+        return f"no {noun}"
     if n > 0:
         return ""
     for count, word in ((invalid, "invalid"), (failed, "failed")):
         if count == expected:
-            return f"0 valid {fam.noun} ({count} of {expected} {word})"
+            return f"0 valid {noun} ({count} of {expected} {word})"
     if not_run == expected:
-        return f"not run (0 of {expected} {fam.noun})"
+        return f"not run (0 of {expected} {noun})"
     parts = [f"{c} {w}" for c, w in ((invalid, "invalid"), (failed, "failed"), (not_run, "not run")) if c]
-    return f"0 valid {fam.noun} of {expected}: " + ", ".join(parts)
+    return f"0 valid {noun} of {expected}: " + ", ".join(parts)
 
 
 def _is_nan(v) -> bool:
@@ -114,6 +116,19 @@ def _count(row: pd.Series, col: str) -> int:
     return 0 if _is_nan(v) else int(v)
 
 
+def _personality_counts(rows: list[pd.Series], fam: Family, m: Metric) -> dict[str, int]:
+    """PS is compared per personality: one without a value counts once, as failed when any of its
+    votes failed, else invalid when any was invalid, else not run."""
+    counts = {"invalid": 0, "failed": 0, "not_run": 0}
+    for r in rows:
+        if not _is_nan(r.get(m.name)):
+            continue
+        kind = ("failed" if _count(r, count_column(fam, "failed")) else
+                "invalid" if _count(r, count_column(fam, "invalid")) else "not_run")
+        counts[kind] += 1
+    return counts
+
+
 def _metric_rows(frame: pd.DataFrame, m: Metric, judge: str | None, methods: Sequence[str],
                  people: Sequence[str], threshold: float, seed: int, n_resamples: int) -> list[dict]:
     fam = m.family
@@ -131,7 +146,10 @@ def _metric_rows(frame: pd.DataFrame, m: Metric, judge: str | None, methods: Seq
     out = []
     for meth in methods:
         rows_m = [by[(meth, p)] for p in people if (meth, p) in by]
-        counts = {k: sum(_count(r, count_column(fam, k)) for r in rows_m) for k in ("invalid", "failed", "not_run")}
+        if fam.cell == "personality":
+            counts = _personality_counts(rows_m, fam, m)
+        else:
+            counts = {k: sum(_count(r, count_column(fam, k)) for r in rows_m) for k in ("invalid", "failed", "not_run")}
         # A personality this method has no row for is expected all the same: not run.
         counts["not_run"] += sum(expected[p] for p in people if (meth, p) not in by)
         malformed = sum(_count(r, count_column(fam, "malformed")) for r in rows_m) if fam.cell == "item" else 0
@@ -147,7 +165,7 @@ def _metric_rows(frame: pd.DataFrame, m: Metric, judge: str | None, methods: Seq
         }
         own_reason = ("not run" if not rows_m else
                       empty_reason(fam, cells_expected, n_valid[meth], counts["invalid"], counts["failed"],
-                                   counts["not_run"]))
+                                   counts["not_run"], fam.cells_noun))
         per_common, used = [], 0
         for p in people:
             cells = common[p] & set(valid[meth][p])
@@ -159,7 +177,7 @@ def _metric_rows(frame: pd.DataFrame, m: Metric, judge: str | None, methods: Seq
             ci = macro_interval(values, seed=seed, n_resamples=n_resamples)
             reason = own_reason
             if not values and not reason:
-                reason = f"no {fam.noun} valid under every compared method"
+                reason = f"no {fam.cells_noun} valid under every compared method"
             out.append({**base_row, "view": view, "value": ci.estimate, "ci_low": ci.low, "ci_high": ci.high,
                         "n_personalities": ci.n, "cells_used": n_used, "best": False,
                         "empty_reason": reason if math.isnan(ci.estimate) else ""})

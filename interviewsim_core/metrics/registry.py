@@ -45,6 +45,13 @@ class Family:
     judged: bool
     """False for MCQ: exact-match scoring, the same on every judge's row."""
     n_options: int | None = None
+    cell_noun: str | None = None
+    """What one comparable cell is called when it is not one counted unit (PS: a personality's alignment,
+    made of 30 votes)."""
+
+    @property
+    def cells_noun(self) -> str:
+        return self.cell_noun or self.noun
 
 
 @dataclass(frozen=True)
@@ -87,7 +94,7 @@ class Metric:
 FAMILIES: tuple[Family, ...] = (
     Family("cs", "content_similarity", "CS judgments", "question", True),
     Family("fc", "factual_consistency", "FC judgments", "question", True),
-    Family("ps", "generated_personality", "PS votes", "personality", True),
+    Family("ps", "generated_personality", "PS votes", "personality", True, cell_noun="PS alignments"),
     Family("mcq3", "mcq_answers", "3-option MCQ items", "item", False, 3),
     Family("mcq4", "mcq_answers", "4-option MCQ items", "item", False, 4),
 )

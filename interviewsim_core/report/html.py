@@ -190,6 +190,9 @@ def _section_views(data: ReportData) -> dict[str, dict]:
             ("n_malformed", "Malformed MCQ (scored)", "int"), ("empty_reason", "Why empty", "text")],
             "coverage", "Coverage per method: cells with a valid value over cells expected; invalid, failed and "
             "not-run outputs are counted here, never silently dropped."))
+        cov = s["leaderboard"].tables["coverage"]
+        # Complete runs need no coverage table in view; any gap opens it.
+        views["leaderboard"]["tables"][-1].collapsed = bool(len(cov)) and bool((cov["coverage"] == 1.0).all())
         add("leaderboard", leaderboard_view(board, "leaderboard_all_valid", "all_valid",
                                             "Second view: each method on all of its own valid cells (not a "
                                             "common set; compare with care)."))
