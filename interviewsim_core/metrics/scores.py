@@ -245,20 +245,26 @@ def _ps_family(rps: pd.DataFrame, gps: pd.DataFrame, gens: pd.DataFrame) -> tupl
     return Cells(counts, [], {}), ps_alignment(rps, gps).value
 
 
-def _mcq_family(answers: pd.DataFrame, items: pd.DataFrame | None, n_options: int) -> Cells:
-    """One option count's items. A malformed answer is scored (accuracy 0, reward -0.5: the seed)
-    and counted in ``malformed``; a failed answering call leaves its items without a value; an
-    item whose generation was invalid or failed was never asked and is counted by that status."""
+def _mcq_family(answers: pd.DataFrame, items: pd.DataFrame | None, n_options: int,
+                expected_qa: Sequence[str], atomic: pd.DataFrame | None) -> Cells:
+    """One option count's items, one cell per held-out question (its item of that option count).
+
+    A malformed answer is scored (accuracy 0, reward -0.5: the seed) and counted in ``malformed``;
+    a failed answering call leaves its items without a value (``failed``); a question whose MCQ item
+    or atomic item was invalid or failed was never asked and is counted by that status."""
+    key = "qa_id" if "qa_id" in answers.columns or answers.empty else "item_id"
     rows = answers[answers["n_options"] == n_options] if not answers.empty else answers
     item_rows = (items[items["n_options"] == n_options] if items is not None and not items.empty
-                 else pd.DataFrame(columns=["item_id", "status"]))
+                 else pd.DataFrame(columns=["item_id", "qa_id", "status"]))
     scored = rows[rows["status"].isin([OK, INVALID]) & rows["reward"].notna()] if len(rows) else rows
     outcome = {str(i): (OK if st in (OK, INVALID) and r == r and r is not None else FAILED)
-               for i, st, r in zip(rows.get("item_id", []), rows.get("status", []), rows.get("reward", []))}
-    counts = _tally(item_rows["item_id"].astype(str), outcome, _status_of(item_rows, "item_id"))
+               for i, st, r in zip(rows.get(key, []), rows.get("status", []), rows.get("reward", []))}
+    upstream = _status_of(atomic, "qa_id") if atomic is not None else {}
+    upstream.update(_status_of(item_rows, key))
+    counts = _tally([*expected_qa, *item_rows.get(key, pd.Series(dtype=object)).astype(str)], outcome, upstream)
     counts["malformed"] = int((scored["status"] == INVALID).sum()) if len(scored) else 0
-    scored = scored.sort_values("item_id", kind="stable") if len(scored) else scored
-    return Cells(counts, [str(i) for i in scored.get("item_id", [])], {
+    scored = scored.sort_values(key, kind="stable") if len(scored) else scored
+    return Cells(counts, [str(i) for i in scored.get(key, [])], {
         f"mcq{n_options}_accuracy": [float(bool(c)) for c in scored.get("correct", [])],
         f"mcq{n_options}_reward": [float(r) for r in scored.get("reward", [])],
     })
@@ -291,6 +297,8 @@ def personality_scores(
     reference_personality: pd.DataFrame | None = None,
     mcq_answers: pd.DataFrame | None = None,
     mcq_items: pd.DataFrame | None = None,
+    atomic_items: pd.DataFrame | None = None,
+    mcq_options: Sequence[int] | None = None,
     test_qa_ids: Sequence[str] | None = None,
     n_train_pairs: int = 0,
     judges: Sequence[str] | None = None,
@@ -301,7 +309,9 @@ def personality_scores(
     Input frames may hold other personalities, methods or judges; they are filtered here.
     ``judges`` defaults to every judge seen in the judgment frames. ``test_qa_ids`` are the
     held-out questions every judge should have judged (default: the generations' questions);
-    ``mcq_items`` the items every method should have answered (default: the answers' items).
+    ``mcq_options`` the option counts configured: each held-out question then expects one MCQ
+    item per count (without it, the counts and items seen are used), and ``mcq_items`` /
+    ``atomic_items`` say why an item is missing (invalid or failed upstream).
     Each family's cells are counted as valid / invalid / failed / not run, and its valid cells'
     per-item values are kept in list columns, so the leaderboard can compare methods on the cells
     they all have. MCQ is judge-independent and repeats on each row.
@@ -320,10 +330,13 @@ def personality_scores(
     if judges is None:
         judges = _judges_in(cs_all, fc_all, gps_all, rps_all)
     qa_ids = [str(q) for q in (test_qa_ids if test_qa_ids is not None else gen.get("qa_id", pd.Series()).unique())]
+    atomic = _pick(atomic_items, personality_id=personality_id) if atomic_items is not None else None
     mcq_part: dict[str, object] = {}
     for fam in FAMILIES:
         if fam.n_options is not None:
-            mcq_part.update(_family_columns(fam, _mcq_family(mcq, items, fam.n_options)))
+            wanted = fam.n_options in mcq_options if mcq_options is not None else False
+            mcq_part.update(_family_columns(fam, _mcq_family(mcq, items, fam.n_options, qa_ids if wanted else [],
+                                                             atomic)))
     rows = []
     for judge in judges:
         cs = _pick(cs_all, judge=judge)

@@ -180,6 +180,7 @@ def run_evaluation(
         (pid, s.name): score_method(splits[pid], s.name, gens[(pid, s.name)], cs[(pid, s.name)],
                                     fc[(pid, s.name)], reference[pid], gp[(pid, s.name)],
                                     answers[(pid, s.name)], judge_models, mcq_items=items[pid],
+                                    atomic_items=atomic[pid], mcq_options=options,
                                     embedding_model=config.embedding_model)
         for pid in splits for s in specs
     }

@@ -36,14 +36,17 @@ def score_method(
     judges: Sequence[ModelConfig | str],
     *,
     mcq_items: pd.DataFrame | None = None,
+    atomic_items: pd.DataFrame | None = None,
+    mcq_options: Sequence[int] | None = None,
     embedding_model: str = "",
 ) -> pd.DataFrame:
     """The ``method_scores`` rows of one (personality, method): one per configured judge.
 
     Judges are passed explicitly (not inferred from the rows) so a judge whose every output
     failed still gets its row, with NaN metrics and its invalid/failed counts. The split's held-out
-    questions and ``mcq_items`` (the personality's items, any status) say what was expected, so a
-    failed generation or an invalid item is counted, not silently absent. ``embedding_model`` is
+    questions and ``mcq_options`` say what was expected (one MCQ item per question and option count);
+    ``mcq_items`` and ``atomic_items`` (the personality's, any status) say why an item is missing, so
+    a failed generation or an invalid item is counted, not silently absent. ``embedding_model`` is
     recorded on every row (retrieval methods' numbers depend on it).
     """
     names = [_name(j) for j in judges]
@@ -53,7 +56,8 @@ def score_method(
         split.personality_id, method_name,
         generations=generations, content_similarity=cs, factual_consistency=fc,
         generated_personality=generated_ps, reference_personality=reference_ps, mcq_answers=mcq_answers,
-        mcq_items=mcq_items, test_qa_ids=[p.qa_id for p in split.test_pairs],
+        mcq_items=mcq_items, atomic_items=atomic_items, mcq_options=mcq_options,
+        test_qa_ids=[p.qa_id for p in split.test_pairs],
         n_train_pairs=len(split.train_pairs), judges=names, embedding_model=embedding_model,
     )
     return df[schema_of("method_scores").names]

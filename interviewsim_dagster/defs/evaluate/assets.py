@@ -85,13 +85,15 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         backfill_policy=SINGLE_RUN,
         kinds={"parquet"},
         ins={"reference_personality": dg.AssetIn(partition_mapping=to_personality),
-             "mcq_items": dg.AssetIn(partition_mapping=to_personality)},
+             "mcq_items": dg.AssetIn(partition_mapping=to_personality),
+             "atomic_items": dg.AssetIn(partition_mapping=to_personality)},
         automation_condition=FOLLOW_UPSTREAM,
         description="Per-personality aggregates, one row per judge (CS mean, contradiction ratio, PS alignment, MCQ).",
     )
     def method_scores(context: dg.AssetExecutionContext, generations: dict, content_similarity: dict,
                       factual_consistency: dict, reference_personality: dict, generated_personality: dict,
-                      mcq_answers: dict, mcq_items: dict, eval_config: EvalConfigResource, corpus: CorpusResource):
+                      mcq_answers: dict, mcq_items: dict, atomic_items: dict, eval_config: EvalConfigResource,
+                      corpus: CorpusResource):
         models = eval_config.get().effective_judges
         frames = {
             key: score_method(
@@ -101,7 +103,8 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
                 frame_for(reference_personality, pid, "reference_personality"),
                 frame_for(generated_personality, key, "generated_personality"),
                 frame_for(mcq_answers, key, "mcq_answers"), models,
-                mcq_items=frame_for(mcq_items, pid, "mcq_items"), embedding_model=eval_config.get().embedding_model,
+                mcq_items=frame_for(mcq_items, pid, "mcq_items"), atomic_items=frame_for(atomic_items, pid, "atomic_items"),
+                mcq_options=eval_config.get().mcq_options, embedding_model=eval_config.get().embedding_model,
             )
             for key, pid, method in cells(context, pxm)
         }

@@ -39,7 +39,8 @@ def _scores(cs_score, cs_status=lambda pid, method, q: "ok", ps_broken=(), peopl
     out = []
     for pid in people:
         rps = pd.DataFrame(_votes(LEVELS, personality_id=pid, judge="J"))
-        items = pd.DataFrame([{"personality_id": pid, "item_id": f"{q}#3", "n_options": 3, "status": mcq_items_status}
+        items = pd.DataFrame([{"personality_id": pid, "item_id": f"{q}#3", "qa_id": q, "n_options": 3,
+                               "status": mcq_items_status}
                               for q in QS])
         for method in methods:
             gens = pd.DataFrame([{"personality_id": pid, "method": method, "qa_id": q, **_call("ok")} for q in QS])
@@ -48,7 +49,7 @@ def _scores(cs_score, cs_status=lambda pid, method, q: "ok", ps_broken=(), peopl
             cs.loc[cs["status"] != "ok", "score"] = None
             gps = pd.DataFrame(_votes(LEVELS, broken=(pid, method) in ps_broken, personality_id=pid, method=method,
                                       judge="J"))
-            ans = pd.DataFrame([{"personality_id": pid, "method": method, "n_options": 3, "item_id": f"{q}#3",
+            ans = pd.DataFrame([{"personality_id": pid, "method": method, "n_options": 3, "item_id": f"{q}#3", "qa_id": q,
                                  "interview_id": "i", "correct": True, "reward": 1.0, **_call("ok")}
                                 for q in QS]) if mcq_items_status == "ok" else None
             out.append(personality_scores(pid, method, generations=gens, content_similarity=cs,

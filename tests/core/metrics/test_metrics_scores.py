@@ -109,8 +109,8 @@ def test_mcq_family_per_option_count_counts_malformed_and_failed():
 
 def test_mcq_items_that_were_never_answered_are_counted_by_why():
     """20 items, all invalid: no answer rows at all, yet 20 expected and 20 invalid (not "not run")."""
-    items = pd.DataFrame([{"personality_id": "p", "item_id": f"it{i}#3", "n_options": 3, "status": "invalid"}
-                          for i in range(20)])
+    items = pd.DataFrame([{"personality_id": "p", "item_id": f"it{i}#3", "qa_id": f"it{i}", "n_options": 3,
+                           "status": "invalid"} for i in range(20)])
     row = personality_scores("p", "m", mcq_answers=pd.DataFrame(columns=["personality_id", "method", "n_options",
                                                                          "item_id", "status", "reward", "correct"]),
                              mcq_items=items, judges=["J"]).iloc[0]
@@ -209,3 +209,24 @@ def test_macro_interval_is_a_seeded_percentile_bootstrap_independent_of_row_orde
     shuffled = macro_interval(list(reversed(values)), seed=4)
     assert (shuffled.low, shuffled.high) == (ci.low, ci.high)
     assert macro_interval(values, seed=5) != ci  # the seed does drive the draws
+
+
+def test_every_heldout_question_expects_an_item_per_configured_option_count():
+    qa = [f"q{i}" for i in range(5)]
+    atomic = pd.DataFrame({"personality_id": "p", "qa_id": qa, "status": ["ok", "invalid", "failed", "ok", "ok"]})
+    items = pd.DataFrame([{"personality_id": "p", "item_id": f"{q}#{n}", "qa_id": q, "n_options": n, "status": st}
+                          for q in ("q0", "q3", "q4") for n, st in ((3, "ok"), (4, "invalid" if q == "q4" else "ok"))])
+    answers = pd.DataFrame([{"personality_id": "p", "method": "m", "n_options": n, "item_id": f"{q}#{n}", "qa_id": q,
+                             "interview_id": "i", "correct": True, "reward": 1.0, **calls("ok")}
+                            for q in ("q0", "q3") for n in (3, 4)])
+    row = personality_scores("p", "m", mcq_answers=answers, mcq_items=items, atomic_items=atomic, mcq_options=(3, 4),
+                             test_qa_ids=qa, judges=["J"]).iloc[0]
+    # 3-option: q0, q3 answered; q4's item valid but unanswered (not run); q1, q2 had no atomic item.
+    assert (row.mcq3_expected, row.mcq3_n, row.mcq3_invalid, row.mcq3_failed, row.mcq3_not_run) == (5, 2, 1, 1, 1)
+    # 4-option: q4's item itself was invalid.
+    assert (row.mcq4_expected, row.mcq4_n, row.mcq4_invalid, row.mcq4_failed, row.mcq4_not_run) == (5, 2, 2, 1, 0)
+    assert row.mcq3_cells == ["q0", "q3"]
+    # An option count not configured expects nothing.
+    only3 = personality_scores("p", "m", mcq_answers=answers[answers.n_options == 3], mcq_items=items,
+                               atomic_items=atomic, mcq_options=(3,), test_qa_ids=qa, judges=["J"]).iloc[0]
+    assert only3.mcq4_expected == 3 and only3.mcq4_n == 0  # items seen are still counted

@@ -36,7 +36,8 @@ def _dead_tables() -> dict[str, pd.DataFrame]:
                 fc.append({"personality_id": pid, "method": m, "judge": "J", "qa_id": qa, "label": None,
                            **_call("failed")})
         for k in range(10):
-            items.append({"personality_id": pid, "item_id": f"{pid}-q{k}#3", "n_options": 3, **_call("invalid")})
+            items.append({"personality_id": pid, "item_id": f"{pid}-q{k}#3", "qa_id": f"{pid}-q{k}", "n_options": 3,
+                          **_call("invalid")})
         for t in ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism"):
             for v in range(3):
                 votes.append({"personality_id": pid, "judge": "J", "trait": t, "vote_index": v, "rate": None,
