@@ -98,7 +98,7 @@ def _cell_values(row: pd.Series, m: Metric) -> dict[str, float]:
             or not isinstance(vals, (list, tuple, np.ndarray)):
         v = row.get(m.name)
         return {} if _is_nan(v) else {"": float(v)}
-    return {str(c): float(v) for c, v in zip(list(cells), list(vals))}
+    return dict(zip(cells, np.asarray(vals, dtype=np.float64).tolist()))
 
 
 def _expected(row: pd.Series | None, fam: Family, n_valid: int) -> int:

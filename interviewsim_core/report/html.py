@@ -106,7 +106,8 @@ def pivot_view(df: pd.DataFrame, index: list[tuple[str, str]], column: str, valu
         cells = [Cell(str(k), cls="method") for k in key]
         for c in cols:
             if c not in by.index or is_missing(by.at[c, value]):
-                cells.append(Cell("–", None, "num", f"{'|'.join(map(str, key))}|{c}"))
+                why = "not run" if c not in by.index else "no valid judgment"
+                cells.append(Cell(why, None, "num empty", f"{'|'.join(map(str, key))}|{c}"))
                 continue
             v = float(by.at[c, value])
             best = target is not None and len(cols) > 1 and abs(v - target) < 1e-12
@@ -200,7 +201,8 @@ def _section_views(data: ReportData) -> dict[str, dict]:
     if s["paired_tests"].status == "ok":
         pt = s["paired_tests"].tables["paired_tests"]
         pt = pt.assign(judge=pt["judge"].fillna("(MCQ, any)"), metric=pt["metric"].map(_metric_name),
-                       shown=[_difference(k, v) for k, v in zip(pt["metric"], pt["mean_difference"])])
+                       shown=[_difference(k, v) if n else "no shared valid cells"
+                              for k, v, n in zip(pt["metric"], pt["mean_difference"], pt["n"])])
         add("paired_tests", table_view(pt, [
             ("method_a", "a", "text"), ("method_b", "b", "text"), ("judge", "Judge", "text"),
             ("metric", "Metric", "text"), ("shown", "mean a - b", "text"), ("p_value", "p", "p"),
