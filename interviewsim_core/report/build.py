@@ -14,7 +14,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..atomic import atomic_write_text
+from ..atomic_files import atomic_write_text
 from ..llm.embeddings import Embedder
 from ..metrics.leaderboard import DEFAULT_COVERAGE_THRESHOLD, empty_reason
 from ..metrics.registry import family
