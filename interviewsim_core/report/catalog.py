@@ -18,18 +18,13 @@ __all__ = ["Metric", "METRICS", "JUDGED_METRICS", "MCQ_METRICS", "metric", "orde
 # The metric facts live in the one registry (metrics/registry.py); the report only formats them.
 _BY_KEY = {m.name: m for m in METRICS}
 
-# The paper's Table 1 order, then its ablations; anything else follows alphabetically.
-_PAPER_ORDER = (
-    "simple", "wiki", "wiki-long", "memory-100", "chrono-100", "chrono-500", "chrono-1000", "hybrid-50-50",
-    "memory-10", "memory-50", "random-100",
-)
 
 
 def order_methods(methods: Iterable[str]) -> list[str]:
-    """Methods in the paper's order so a reader finds rows where the paper puts them."""
-    uniq = set(methods)
-    known = [m for m in _PAPER_ORDER if m in uniq]
-    return known + sorted(uniq - set(known))
+    """Methods in the paper's order (``strategies.METHOD_ORDER``) so a reader finds rows where the paper puts them."""
+    from ..strategies import order_methods as paper_order
+
+    return paper_order(methods)
 
 
 def is_missing(value: object) -> bool:

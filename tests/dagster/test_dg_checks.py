@@ -106,3 +106,17 @@ def test_mcq_check_fails_when_every_item_is_invalid(cfg, monkeypatch):
 def test_mcq_answered_check_passes_on_a_normal_run(cfg):
     outcome = _run(cfg, MCQ_STEPS)[-1]
     assert MCQ_ANSWERED not in outcome.checks_failed and outcome.checks_passed >= 2
+
+
+def test_profile_check_warns_about_a_blank_long_profile(tiny_corpus, tmp_path):
+    import json
+
+    path = tiny_corpus / "TINY_ALDER" / "prepared_input.json"
+    doc = json.loads(path.read_text())
+    doc["personality"]["long_profile"] = "   "
+    path.write_text(json.dumps(doc))
+    cfg = make_config(tiny_corpus, tmp_path / "data", methods="wiki-long,simple")
+    outcomes = _run(cfg, "generations")
+    failed = [c for o in outcomes for c in o.checks_failed]
+    assert all(o.success for o in outcomes)  # a warning, not a failed run
+    assert failed == ["generations:profile_context_present"]

@@ -73,7 +73,8 @@ def test_graph_snapshot(tiny_corpus, tmp_path):
     assert "generations:no_heldout_text_in_generation_prompts" in checks
     assert "mcq_answers:no_heldout_text_in_mcq_answering_prompts" in checks
     assert "mcq_answers:mcq_items_expected_have_answers" in checks
-    assert len(checks) == 14
+    assert "generations:profile_context_present" in checks
+    assert len(checks) == 15
     sensors = {s.name: s for s in defs.sensors}
     assert sensors[AUTOMATION_SENSOR].default_status == dg.DefaultSensorStatus.RUNNING
     assert sensors["personality_registration"].default_status == dg.DefaultSensorStatus.RUNNING
