@@ -26,7 +26,7 @@ test: install
 	$(PY) -m pytest -q
 
 bench: install
-	$(PY) -m benchmarks.run_all
+	$(PY) -m benchmarks.run_all $(BENCH_ARGS)
 
 ui: install
 	$(VENV)/bin/interviewsim ui

@@ -11,7 +11,7 @@ not also occur in material the generator may legitimately see (training pairs, p
 is not evidence of a leak.
 
 Matching is one pass over the prompt, whatever the number of fragments: an Aho-Corasick automaton
-of every fragment (``ahocorasick_rs``, a compiled DFA over UTF-8 bytes) is built once per
+of every fragment (``ahocorasick_rs``, over UTF-8 bytes) is built once per
 personality. Searching each fragment with ``in`` instead cost time proportional to prompt size x
 fragments: 0.2-0.4 s per Chrono-1000 prompt (700 KB, ~1,600 fragments), about 17 CPU-hours at the
 paper's scale. A byte match of UTF-8 encodings is a character match (UTF-8 is self-synchronising),
