@@ -122,6 +122,36 @@ def child_run(corpus: Path, data_root: Path, base: str | None, c: int, methods: 
             "peak_rss_mb": _peak_rss_mb(), "rows": rows}
 
 
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def child_plan(corpus: Path, methods: str) -> dict[str, Any]:
+    """Where the runner's memory goes before any call: what stage 1 of ``run_evaluation`` holds at
+    once for the whole corpus (documents and splits, embedding matrices, every planned prompt)."""
+    from interviewsim_core.llm.embeddings import HashingEmbedder
+    from interviewsim_core.pipeline import generation
+    from interviewsim_core.pipeline.direct import load_splits
+    from interviewsim_core.strategies import resolve_method, train_question_matrix
+
+    cfg = _config(corpus, corpus.parent / "plan_out", None, 64, methods)
+    out = {"imports": _rss_mb()}
+    splits = load_splits(cfg)
+    out["documents and splits"] = _rss_mb()
+    specs = [resolve_method(m) for m in cfg.methods]
+    emb = HashingEmbedder()
+    mats = {pid: train_question_matrix(sp, emb) for pid, sp in splits.items()} if any(
+        s.needs_embedder for s in specs) else {}
+    out["training-question embeddings"] = _rss_mb()
+    plans = {(pid, s.name): generation.plan_generations(sp, s, cfg.generator, emb, cfg.seed,
+                                                        train_embeddings=mats.get(pid))
+             for pid, sp in splits.items() for s in specs}
+    out["generation plans (all prompts)"] = _rss_mb()
+    chars = sum(len(m["content"]) for calls in plans.values() for p in calls for m in p.request.messages)
+    return {"rss": out, "prompt_mb": chars / 1e6, "calls": sum(len(c) for c in plans.values())}
+
+
 def child_httpx(bodies: Path, base: str, c: int) -> dict[str, Any]:
     """Replay recorded request bodies with a bare ``httpx.AsyncClient`` at concurrency ``c``."""
     import asyncio
@@ -336,16 +366,28 @@ def memory(sizes: tuple[int, int], work: Path, methods: str, seed: int) -> None:
         print(f"  {n:4d} personalities: peak RSS {r['peak_rss_mb']:7.0f} MB   run {r['wall']:6.1f} s   "
               f"{r['rows'].get('generations', 0)} generations", flush=True)
         shutil.rmtree(work / f"mem_{n}", ignore_errors=True)
+    print(f"  where it goes (RSS after each part of the runner's stage 1, all personalities at once; methods {METHODS}):")
+    for n in sizes:
+        pl = _spawn("plan", corpus=work / f"corpus_mem_{n}", methods=METHODS)
+        parts, prev = [], 0.0
+        for k, v in pl["rss"].items():
+            parts.append(f"{k} +{v - prev:.0f}")
+            prev = v
+        print(f"  {n:4d} personalities: {', '.join(parts)} MB; {pl['calls']} generation prompts hold "
+              f"{pl['prompt_mb']:.0f} MB of text")
     ratio = peaks[1] / peaks[0]
+    growth = (peaks[1] - peaks[0]) / (sizes[1] - sizes[0])
     print(f"  peak RSS {sizes[1]} / {sizes[0]} personalities = {ratio:5.2f}x   target <= {TARGETS['memory']:.1f}x   "
-          f"{verdict(ratio <= TARGETS['memory'])}")
+          f"{verdict(ratio <= TARGETS['memory'])}   ({growth:.1f} MB more per personality; at the paper's "
+          f"{PAPER['personalities']} personalities ~{(peaks[0] + growth * (PAPER['personalities'] - sizes[0])) / 1000:.0f} GB)")
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes: 4 personalities end to end, memory 5 vs 20")
-    ap.add_argument("--personalities", type=int, default=None, help="end-to-end corpus size (default 20)")
-    ap.add_argument("--memory-sizes", default=None, help="small,large (default 20,80)")
+    ap.add_argument("--quick", action="store_true", help="small sizes: 2 personalities end to end, memory 3 vs 12")
+    ap.add_argument("--personalities", type=int, default=None,
+                    help="end-to-end corpus size (default 6; the issue's figure is 20)")
+    ap.add_argument("--memory-sizes", default=None, help="small,large (default 10,40; the issue's figure is 20,80)")
     ap.add_argument("--memory-methods", default="simple", help="methods of the memory runs (default simple)")
     ap.add_argument("--c", type=int, default=64)
     ap.add_argument("--latency", type=float, default=0.2)
@@ -354,13 +396,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--skip-e2e", action="store_true")
     ap.add_argument("--skip-memory", action="store_true")
     ap.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
-    ap.add_argument("--child", choices=("run", "httpx", "question"), help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=("run", "httpx", "question", "plan"), help=argparse.SUPPRESS)
     for hidden in ("corpus", "data-root", "base", "methods", "bodies", "work"):
         ap.add_argument(f"--{hidden}", help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args(argv if argv is not None else [])
     if a.child == "run":
         print(json.dumps(child_run(Path(a.corpus), Path(a.data_root), a.base, a.c, a.methods)))
+        return
+    if a.child == "plan":
+        print(json.dumps(child_plan(Path(a.corpus), a.methods)))
         return
     if a.child == "httpx":
         print(json.dumps(child_httpx(Path(a.bodies), a.base, a.c)))
@@ -371,16 +416,18 @@ def main(argv: list[str] | None = None) -> None:
 
     from benchmarks.scale_corpus import generate_corpus
 
-    n_people = a.personalities or (4 if a.quick else 20)
-    sizes = tuple(int(x) for x in (a.memory_sizes or ("5,20" if a.quick else "20,80")).split(","))
+    # Defaults keep `make bench` within minutes on 2 cores with today's runner; the issue's sizes
+    # (20 end to end, 20 vs 80 for memory) are one flag away and are what the README reports.
+    n_people = a.personalities or (2 if a.quick else 6)
+    sizes = tuple(int(x) for x in (a.memory_sizes or ("3,12" if a.quick else "10,40")).split(","))
     work = a.keep or Path(tempfile.mkdtemp(prefix="bench_scale_"))
     work.mkdir(parents=True, exist_ok=True)
     try:
         corpus = work / f"corpus_{n_people}"
-        st = generate_corpus(corpus, n_people, a.seed)
-        print(f"scale corpus: {st.personalities} personalities, {st.interviews} interviews, {st.pairs} QA pairs "
-              f"({sum(st.test_pairs.values())} held out), seed {a.seed}", flush=True)
         if not a.skip_e2e:
+            st = generate_corpus(corpus, n_people, a.seed)
+            print(f"scale corpus: {st.personalities} personalities, {st.interviews} interviews, {st.pairs} QA pairs "
+                  f"({sum(st.test_pairs.values())} held out), seed {a.seed}", flush=True)
             e2e = end_to_end(corpus, work, n_people, a.c, a.latency)
             # The Chrono-1000 question needs a personality of ~1,044 training pairs: the 20-corpus has one.
             qcorpus = corpus if n_people >= 20 else work / "corpus_20"
