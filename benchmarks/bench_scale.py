@@ -4,7 +4,7 @@ On a seeded corpus of the paper's shape (``scale_corpus.py``), against a local O
 server in its own process (``scale_server.py``: latency L, offline-model replies), each figure with
 its target and a pass/fail word:
 
-1. End to end: ``run_evaluation`` (the direct runner; one run for all methods) on N personalities,
+1. End to end: ``run_evaluation`` (the runner without Dagster; one run for all methods) on N personalities,
    methods simple, chrono-100, memory-10, one judge, concurrency C: calls/s, the ratio to raw
    ``httpx`` replaying *the same request bodies* against the same server (so the server's work per
    reply is equal and the ratio is the client side's), the share of wall time with no call in
@@ -103,7 +103,7 @@ def _config(corpus: Path, data_root: Path, base: str | None, c: int, methods: st
     if base is not None:
         m = _model(base, c)
         kw.update(generator=m, builder=m, premise_judge=m, judges=(_model(base, c, "judge"),))
-    return EvalConfig(**kw)
+    return EvalConfig(**kw).resolved()
 
 
 def _run(cfg) -> dict[str, int]:
@@ -132,7 +132,7 @@ def child_plan(corpus: Path, methods: str) -> dict[str, Any]:
     once for the whole corpus (documents and splits, embedding matrices, every planned prompt)."""
     from interviewsim_core.llm.embeddings import HashingEmbedder
     from interviewsim_core.pipeline import generation
-    from interviewsim_core.pipeline.direct import load_splits
+    from interviewsim_core.pipeline.runner import load_splits
     from interviewsim_core.strategies import resolve_method, train_question_matrix
 
     cfg = _config(corpus, corpus.parent / "plan_out", None, 64, methods)

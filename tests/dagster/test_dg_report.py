@@ -12,7 +12,7 @@ from dg_helpers import PEOPLE, make_config, run_everything, write_person
 from interviewsim_core.pipeline.storage import partition_path, read_frame
 from interviewsim_dagster import launch
 from interviewsim_dagster.definitions import build_definitions
-from interviewsim_dagster.defs.report import report_paths
+from interviewsim_core.pipeline.steps import report_paths
 
 METHODS = "simple,chrono-100"
 SECTIONS = {"leaderboard", "paired_tests", "judge_agreement", "tag_breakdown", "category_breakdown", "mcq",
@@ -135,7 +135,7 @@ def test_report_asset_uses_configured_methods_categories_and_embedder(small_run,
 
     from interviewsim_core.llm.embeddings import HashingEmbedder
     from interviewsim_dagster.definitions import build_resources
-    from interviewsim_dagster.defs.report.assets import build_assets
+    from interviewsim_dagster.factory import build_step_assets
 
     cfg = small_run["cfg"]
     root = tmp_path / "data"
@@ -144,7 +144,7 @@ def test_report_asset_uses_configured_methods_categories_and_embedder(small_run,
     cats.write_text("personality_id,category\n" + "".join(f"{p},Group{i}\n" for i, p in enumerate(PEOPLE)))
     narrowed = make_config(cfg.corpus, root, methods="simple", categories_csv=str(cats))
     assert narrowed.categories_csv == cats.resolve()  # made absolute like every path of the resource
-    result = dg.materialize(build_assets(narrowed), resources=build_resources(narrowed),
+    result = dg.materialize(build_step_assets(narrowed, only=("report",)), resources=build_resources(narrowed),
                             instance=dg.DagsterInstance.ephemeral())
     assert result.success
     doc = json.loads(report_paths(root).json.read_text())

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from interviewsim_core.contracts import generation as generation_contract
-from interviewsim_core.pipeline import builders, generation, mcq
+from interviewsim_core.pipeline import generation, mcq, references
 from interviewsim_core.pipeline.leaks import WHITESPACE, LeakDetector, heldout_leaks, normalise, sentences
 from interviewsim_core.strategies import GenerationContext
 
@@ -28,9 +28,9 @@ def artefacts(splits, models):
     gw = ScriptedGateway()
     out = {}
     for pid, sp in splits.items():
-        fact = builders.build_fact_summary(sp, models["builder"], gw)
-        atomic = builders.build_atomic_items(sp, models["builder"], gw)
-        items = builders.build_mcq_items(sp, atomic, models["builder"], gw, seed=0)
+        fact = references.build_fact_summary(sp, models["builder"], gw)
+        atomic = references.build_atomic_items(sp, models["builder"], gw)
+        items = references.build_mcq_items(sp, atomic, models["builder"], gw, seed=0)
         out[pid] = (fact, items)
     return out
 
