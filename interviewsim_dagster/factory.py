@@ -45,7 +45,7 @@ from .defs.evaluate.automation import AFTER_ANY_UPSTREAM_UPDATE, FOLLOW_UPSTREAM
 from .io_managers import ALLOW_MISSING
 from .presenters import PRESENTERS
 
-KINDS: dict[str, set[str]] = {"report": {"html", "json"}}
+KINDS: dict[str, set[str]] = {"report": {"html", "json"}, "sft_dataset": {"jsonl"}}
 """Asset kinds other than ``parquet`` (the report writes its own files)."""
 
 
@@ -114,7 +114,7 @@ def step_env(context, cfg: EvalConfig) -> StepEnv:
 
     corpus = getattr(context.resources, CORPUS)
     return StepEnv(cfg, corpus.split,
-                   embedder=lambda: configured_embedder(cfg.embedding_model, cfg.effective_embedding_api_base),
+                   embedder=lambda: configured_embedder(cfg.effective_embedding_model, cfg.effective_embedding_api_base),
                    embedding_cache=embedding_cache(cfg))
 
 

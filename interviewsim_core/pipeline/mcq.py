@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..contracts import mcq_answering
 from ..contracts.mcq_generation import ShuffledItem
-from ..llm.embeddings import Embedder, EmbeddingCache
+from ..embeddings import Embedder, EmbeddingCache
 from ..llm.types import ModelConfig
 from ..split import HeldOutSplit
 from ..strategies import MethodSpec, resolve_method, select_group_context
@@ -53,6 +53,7 @@ def plan_mcq_answers(
     """
     spec = resolve_method(method)
     pid = split.personality_id
+    generator = generator.for_personality(pid)  # the simulated person answers, so its adapter does
     rank = {p.qa_id: p.order for p in split.test_pairs}
     items = mcq_items_df[(mcq_items_df["personality_id"] == pid) & (mcq_items_df["status"] == "ok")].copy()
     if items.empty:
