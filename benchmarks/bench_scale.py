@@ -103,7 +103,9 @@ def _model(base: str | None, c: int, label: str | None = None):
 def _config(corpus: Path, data_root: Path, base: str | None, c: int, methods: str):
     from interviewsim_core.pipeline.config import EvalConfig
 
-    kw: dict[str, Any] = {"corpus": corpus, "data_root": data_root, "methods": tuple(methods.split(","))}
+    # Retrieval embeds offline on purpose (the same for every run of the benchmark, no embedding calls).
+    kw: dict[str, Any] = {"corpus": corpus, "data_root": data_root, "methods": tuple(methods.split(",")),
+                          "embedding_model": "offline/hashing"}
     if base is not None:
         m = _model(base, c)
         kw.update(generator=m, builder=m, premise_judge=m, judges=(_model(base, c, "judge"),))
