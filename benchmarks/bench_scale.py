@@ -136,7 +136,7 @@ def _rss_mb() -> float:
 def child_plan(corpus: Path, methods: str) -> dict[str, Any]:
     """Where the runner's memory goes before any call: what stage 1 of ``run_evaluation`` holds at
     once for the whole corpus (documents and splits, embedding matrices, every planned prompt)."""
-    from interviewsim_core.llm.embeddings import HashingEmbedder
+    from interviewsim_core.factories import make_embedder
     from interviewsim_core.pipeline import generation
     from interviewsim_core.pipeline.runner import load_splits
     from interviewsim_core.strategies import resolve_method, train_question_matrix
@@ -146,7 +146,7 @@ def child_plan(corpus: Path, methods: str) -> dict[str, Any]:
     splits = load_splits(cfg)
     out["documents and splits"] = _rss_mb()
     specs = [resolve_method(m) for m in cfg.methods]
-    emb = HashingEmbedder()
+    emb = make_embedder(cfg)
     mats = {pid: train_question_matrix(sp, emb) for pid, sp in splits.items()} if any(
         s.needs_embedder for s in specs) else {}
     out["training-question embeddings"] = _rss_mb()
