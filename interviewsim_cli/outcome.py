@@ -12,6 +12,8 @@ in README "Troubleshooting", are ordered by severity; when several apply the sma
 4     input refused: corpus files break INPUT_SCHEMA.md (the valid ones ran) or none is valid
 5     an asset check failed (other than the invalid-output rate)
 6     failed or invalid model outputs above ``invalid_rate_threshold`` in some table
+7     not started: the run's plan costs more than ``max_cost_usd`` and was not accepted
+      (``--yes``, or a "y" at the terminal's prompt); nothing was called
 ====  =====================================================================================
 
 The row counts come from the Parquet partitions the run covered (the state users will read), not
@@ -32,6 +34,7 @@ EXIT_ENVIRONMENT = 3
 EXIT_INPUT_REFUSED = 4
 EXIT_CHECKS_FAILED = 5
 EXIT_INVALID_OUTPUTS = 6
+EXIT_OVER_BUDGET = 7
 
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "everything ran; no file refused, every check passed",
@@ -41,6 +44,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_INPUT_REFUSED: "corpus files refused (INPUT_SCHEMA.md) or no valid personality",
     EXIT_CHECKS_FAILED: "an asset check failed",
     EXIT_INVALID_OUTPUTS: "failed/invalid model outputs above invalid_rate_threshold",
+    EXIT_OVER_BUDGET: "not started: the plan costs more than max_cost_usd (--max-cost) and --yes was not given",
 }
 
 INVALID_RATE_CHECK = "invalid_output_rate_under_threshold"

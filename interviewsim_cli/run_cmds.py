@@ -12,11 +12,14 @@ points ``INTERVIEWSIM_CONFIG`` at it unless the user set that variable.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import re
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -108,7 +111,57 @@ def _register(instance, corpus: str):
     return reg
 
 
-def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
+@dataclass(frozen=True)
+class Budget:
+    """How ``run`` treats a plan above ``max_cost_usd``: ``yes`` accepts it; otherwise a terminal is asked."""
+
+    yes: bool = False
+
+
+def _is_tty() -> bool:
+    return sys.stdin.isatty()
+
+
+PLAN_TAG_PREFIX = "interviewsim/plan_"
+"""Run tags holding the plan's totals on every Dagster run ``interviewsim run`` launches."""
+
+
+def _check_budget(cfg, personalities: list[str], methods, budget: Budget) -> dict[str, str]:
+    """Plan the run, print its total, and stop (exit 7) when it is over budget and not accepted.
+
+    Returns the plan totals as run tags. A run whose models are all offline costs nothing and is
+    not planned (planning it would take as long as running it).
+    """
+    from interviewsim_core.errors import InputValidationError
+    from interviewsim_core.plan import plan_run
+
+    models = [cfg.generator, cfg.builder, cfg.premise_judge, *cfg.judges]
+    if all(m.model.startswith("offline/") for m in models):
+        return {}
+    try:
+        result = plan_run(cfg, personalities, methods)
+    except InputValidationError as exc:
+        # Runs go on over a corpus with refused files (their personalities are skipped); the plan
+        # reads the whole corpus, so it cannot be computed then. Say so rather than guess.
+        typer.echo(f"warning: no plan (and no budget check): the corpus has refused files ({len(exc.problems)} "
+                   "problem(s)); `interviewsim plan --personalities ...` plans the valid ones", err=True)
+        return {}
+    t = result.totals()
+    rates = " at batch rates" if cfg.batch else ""
+    typer.echo(f"plan: {t['calls']:,} model calls, {t['to_send']:,} to send ({t['cached']:,} cached), "
+               f"{t['prompt_tokens']:,} prompt tokens, about ${t['cost_usd']:.2f}{rates} "
+               "(per step: interviewsim plan)")
+    limit = cfg.max_cost_usd
+    if limit is not None and result.cost_usd > limit and not budget.yes:
+        over = f"the plan costs ${result.cost_usd:.2f}, more than max_cost_usd ${limit:.2f}"
+        if not _is_tty():
+            _fail(f"{over}: not started; pass --yes to accept it, or raise --max-cost", outcome.EXIT_OVER_BUDGET)
+        if not typer.confirm(f"{over}. Start anyway?", default=False):
+            _fail("not started", outcome.EXIT_OVER_BUDGET)
+    return {PLAN_TAG_PREFIX + k: str(v) for k, v in t.items()}
+
+
+def _materialise(cfg, personalities, methods, assets, verbose: bool, budget: Budget | None = None) -> int:
     import dagster as dg
 
     from interviewsim_core.errors import ConfigError
@@ -135,12 +188,13 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
             specs = plan_runs(defs, instance, cfg.methods, chosen, methods, assets)
         except ConfigError as exc:
             _fail(str(exc))
+        tags = _check_budget(cfg, chosen, methods, budget) if budget is not None else {}
         for line in slots.free_dead_runs(instance):
             typer.echo(line)
         started = time.time()
         with slots.SlotWatcher(instance, typer.echo):
             outcomes = execute(defs, instance, specs, progress=typer.echo,
-                               dagster_log_level="INFO" if verbose else "WARNING")
+                               dagster_log_level="INFO" if verbose else "WARNING", tags=tags)
     from interviewsim_core.llm.cache import cache_write_errors
 
     # Answers kept in the tables but not cached (disk full, read-only file): a path could not be written.
@@ -160,7 +214,7 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
     return code
 
 
-def run(
+def _run_options(
     corpus: Optional[Path] = typer.Option(None, "--corpus", help="Corpus folder (one sub-folder per personality)."),
     data_root: Optional[str] = typer.Option(
         None, "--data-root", help="Where the Parquet tables go: a folder or a URL (s3://bucket/prefix, gs://, file://)."),
@@ -178,23 +232,59 @@ def run(
     embedding_api_base: Optional[str] = typer.Option(
         None, "--embedding-api-base", help="Base URL of the embedding server (default: --api-base)."),
     concurrency: Optional[int] = typer.Option(None, "--concurrency", min=1, help="Calls in flight per model."),
+    batch: Optional[bool] = typer.Option(
+        None, "--batch/--online", help="Send every model's calls through the provider's Batch API (about half "
+        "price, answers within 24 h; OpenAI only) / one request each (config `batch`, default online)."),
+    max_cost: Optional[float] = typer.Option(
+        None, "--max-cost", min=0, help="Budget in USD (config `max_cost_usd`, default 10): a run whose plan costs "
+        "more asks for confirmation, or refuses (exit 7) without --yes when not on a terminal."),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML/TOML config file (flags win over it)."),
-    assets: Optional[str] = typer.Option(None, "--assets", help="Asset name(s), comma-separated, or a Dagster selection (e.g. 'content_similarity+')."),
-    verbose: bool = typer.Option(False, "--verbose", help="Also print Dagster's own step log."),
 ) -> None:
-    """Materialise the evaluation graph headless on the project's Dagster instance (runs show in the UI).
+    """The options ``run`` and ``plan`` share (the template ``with_run_options`` adds to a command)."""
 
-    --methods restricts the run to those methods (all personalities: a single-method backfill);
-    --personalities to those people (all methods: a single-personality backfill). The configured
-    method set (config file / INTERVIEWSIM_METHODS) defines the partitions; --methods may add to it.
+
+_RUN_OPTION_NAMES = tuple(inspect.signature(_run_options).parameters)
+
+
+@dataclass(frozen=True)
+class RunSelection:
+    """What ``run`` and ``plan`` resolved from the shared options: the config and the partitions asked for."""
+
+    cfg: Any
+    personalities: Optional[list[str]]
+    methods: Optional[list[str]]
+
+
+def with_run_options(command):
+    """Give ``command`` the options of ``_run_options``; it receives them resolved, as ``selection``.
+
+    One list of options for ``run`` and ``plan``, so the plan always describes the run the same flags start.
     """
+    import typing
+
+    shared = inspect.signature(_run_options).parameters
+    hints = typing.get_type_hints(_run_options)
+    own_hints = typing.get_type_hints(command)
+    own = [p.replace(annotation=own_hints.get(n, p.annotation))
+           for n, p in inspect.signature(command).parameters.items() if n != "selection"]
+
+    @functools.wraps(command)
+    def wrapper(**kwargs):
+        options = {n: kwargs.pop(n) for n in _RUN_OPTION_NAMES}
+        return command(selection=_resolve_run_options(**options), **kwargs)
+
+    params = [p.replace(annotation=hints[n]) for n, p in shared.items()] + own
+    wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    del wrapper.__wrapped__
+    return wrapper
+
+
+def _resolve_run_options(*, config: Optional[Path], methods: Optional[str], personalities: Optional[str],
+                         max_cost: Optional[float], **flags: Any) -> RunSelection:
     cfg = _config({}, config)
     chosen_methods = _split(methods)
-    overrides: dict[str, Any] = {
-        "corpus": corpus, "data_root": data_root, "generator": generator, "judges": judges, "builder": builder,
-        "premise_judge": premise_judge, "api_base": api_base, "concurrency": concurrency,
-        "embedding_model": embedding_model, "embedding_api_base": embedding_api_base,
-    }
+    overrides: dict[str, Any] = {**flags, "max_cost_usd": max_cost}
     if chosen_methods:
         # Methods not yet in the configured set become partitions too; configured ones keep their order.
         overrides["methods"] = list(dict.fromkeys([*cfg.methods, *chosen_methods]))
@@ -206,7 +296,52 @@ def run(
         check_retrieval_embedder(cfg)
     except ConfigError as exc:
         _fail(f"error: {exc}")
-    raise typer.Exit(_materialise(cfg, _split(personalities), chosen_methods, assets, verbose))
+    return RunSelection(cfg, _split(personalities), chosen_methods)
+
+
+@with_run_options
+def run(
+    selection: RunSelection,
+    yes: bool = typer.Option(False, "--yes", "-y", help="Start even when the plan costs more than --max-cost."),
+    assets: Optional[str] = typer.Option(None, "--assets", help="Asset name(s), comma-separated, or a Dagster selection (e.g. 'content_similarity+')."),
+    verbose: bool = typer.Option(False, "--verbose", help="Also print Dagster's own step log."),
+) -> None:
+    """Materialise the evaluation graph headless on the project's Dagster instance (runs show in the UI).
+
+    --methods restricts the run to those methods (all personalities: a single-method backfill);
+    --personalities to those people (all methods: a single-personality backfill). The configured
+    method set (config file / INTERVIEWSIM_METHODS) defines the partitions; --methods may add to it.
+    Before the first call the run is planned (``interviewsim plan``): its total is printed, and a
+    total above --max-cost needs a confirmation (or --yes).
+    """
+    raise typer.Exit(_materialise(selection.cfg, selection.personalities, selection.methods, assets, verbose,
+                                  budget=Budget(yes=yes)))
+
+
+@with_run_options
+def plan(
+    selection: RunSelection,
+    as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON (totals and one object per line)."),
+) -> None:
+    """Print what ``run`` with the same flags would call and cost, without calling any model.
+
+    One line per step, method and model: calls, calls already cached, prompt tokens (the model's
+    tokenizer where litellm has it, else an estimate), expected completion tokens, USD from
+    litellm's local price map (batch rates with --batch). Retrieval methods are planned with the
+    offline embedder: the examples retrieved differ, their number and size do not.
+    """
+    import json
+
+    from interviewsim_core.errors import ConfigError, InputValidationError
+    from interviewsim_core.plan import plan_run
+
+    try:
+        result = plan_run(selection.cfg, selection.personalities, selection.methods)
+    except ConfigError as exc:
+        _fail(f"error: {exc}")
+    except InputValidationError as exc:
+        _fail(f"error: {exc}", outcome.EXIT_INPUT_REFUSED)
+    typer.echo(json.dumps(result.to_json(), indent=2) if as_json else result.table())
 
 
 def demo(
@@ -285,6 +420,7 @@ def register_cmd(
 
 def register(app: typer.Typer) -> None:
     app.command("run")(run)
+    app.command("plan")(plan)
     app.command("demo")(demo)
     app.command("ui")(ui)
     app.command("register")(register_cmd)

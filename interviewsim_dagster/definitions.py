@@ -20,6 +20,7 @@ from interviewsim_core.pipeline.steps import steps_for
 
 from .assets_support import CONFIG, CORPUS, LLM
 from .defs.corpus.sensors import personality_registration
+from .defs.cost.plan import build_plan_asset
 from .defs.evaluate.checks import build_invalid_rate_check
 from .defs.simulate.checks import build_checks as build_generation_checks
 from .defs.simulate.checks import build_mcq_checks
@@ -62,7 +63,8 @@ def build_definitions(cfg: EvalConfig) -> dg.Definitions:
                PERSONALITY_SUMMARY_JOB if pxm_keys & set(a.dependency_keys) else PERSONALITY_JOB)
         by_job.setdefault(job, []).append(a)
     return dg.Definitions(
-        assets=assets,
+        # The plan asset is in no job: `interviewsim run` never materialises it, the UI does on demand.
+        assets=[*assets, build_plan_asset(cfg)],
         asset_checks=checks,
         jobs=build_jobs(by_job),
         sensors=[

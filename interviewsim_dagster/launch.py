@@ -176,8 +176,11 @@ def execute(
     specs: Sequence[RunSpec],
     progress: Callable[[str], None] = print,
     dagster_log_level: str = "WARNING",
+    tags: dict[str, str] | None = None,
 ) -> list[RunOutcome]:
-    """Run each spec in process on ``instance`` (so the runs are in its history); stop at the first failure."""
+    """Run each spec in process on ``instance`` (so the runs are in its history); stop at the first failure.
+
+    ``tags`` go on every run (``interviewsim run`` puts the plan's totals there)."""
     outcomes: list[RunOutcome] = []
     run_config = {"loggers": {"console": {"config": {"log_level": dagster_log_level}}}}
     for i, spec in enumerate(specs, start=1):
@@ -185,7 +188,7 @@ def execute(
         t0 = time.perf_counter()
         job = defs.resolve_job_def(spec.job)
         result = job.execute_in_process(
-            instance=instance, asset_selection=list(spec.assets), tags={**range_tags(spec), **owner_tags()},
+            instance=instance, asset_selection=list(spec.assets), tags={**(tags or {}), **range_tags(spec), **owner_tags()},
             run_config=run_config, raise_on_error=False,
         )
         outcome = _outcome(spec, result, time.perf_counter() - t0)

@@ -125,6 +125,15 @@ class EvalConfig(BaseModel):
     """MCQ option counts to build and answer; each run uses one count consistently per answering call."""
     concurrency: int | None = None
     """When set, overrides ``max_concurrency`` of every model (one knob for a small machine or a strict quota)."""
+    batch: bool = False
+    """When true, every model's calls go through the provider's Batch API (``ModelConfig.batch`` for all
+    roles, about half price, answers within 24 h; ``llm/batch.py``). Refused at config time when a model's
+    provider has no batch path this project speaks (``check_batch_support``): never silently run online."""
+    max_cost_usd: float | None = 10.0
+    """Budget of one ``interviewsim run``: when the plan (``interviewsim plan``) of the calls still to send
+    costs more, the run asks for confirmation on a terminal and refuses without ``--yes`` otherwise (exit 7).
+    Default 10 USD: far above a smoke test on the sample, far below a real corpus with paid models, so a
+    large bill is always a decision. ``null`` disables the check."""
     api_base: str | None = None
     """Applied to every model given without its own ``api_base`` (one local OpenAI-compatible server for all roles)."""
     cache_path: Path | None = None
@@ -212,6 +221,29 @@ class EvalConfig(BaseModel):
             raise ValueError("concurrency must be >= 1")
         return v
 
+    @field_validator("max_cost_usd")
+    @classmethod
+    def _budget(cls, v: float | None) -> float | None:
+        if v is not None and v < 0:
+            raise ValueError("max_cost_usd must be >= 0 (or null for no limit)")
+        return v
+
+    @model_validator(mode="after")
+    def _batchable(self) -> EvalConfig:
+        from ..llm.batch import check_batch_support
+
+        roles = {"generator": self.generator, "builder": self.builder, "premise_judge": self.premise_judge,
+                 **{f"judges[{i}]": j for i, j in enumerate(self.judges)}}
+        problems = []
+        for role, model in roles.items():
+            try:
+                check_batch_support(self.resolve(model))
+            except ValueError as exc:
+                problems.append(f"{role}: {exc}")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
     @field_validator("coverage_threshold")
     @classmethod
     def _coverage(cls, v: float) -> float:
@@ -266,8 +298,10 @@ class EvalConfig(BaseModel):
     # ---- effective values: the run-wide knobs applied to each model -------------------------
 
     def resolve(self, model: ModelConfig) -> ModelConfig:
-        """``model`` with the run-wide ``api_base`` (if it has none) and ``concurrency`` applied."""
+        """``model`` with the run-wide ``api_base`` (if it has none), ``concurrency`` and ``batch`` applied."""
         update: dict[str, Any] = {}
+        if self.batch and not model.batch:
+            update["batch"] = True
         if self.api_base and not model.api_base:
             update["api_base"] = self.api_base
         if self.concurrency is not None:

@@ -1,0 +1,1 @@
+"""What a run will cost, shown in Dagster before anything is called (the ``plan`` asset)."""
