@@ -40,6 +40,7 @@ EXPECTED = {
     "personality_scores": ("evaluate", P, ["method_scores"]),
     "leaderboard": ("evaluate", NONE, ["method_scores"]),
     "report": ("report", NONE, ["leaderboard", "premise_verdicts"]),
+    "plan": ("cost", NONE, []),
 }
 
 
