@@ -143,6 +143,27 @@ def _direct_key(model: ModelConfig) -> str | None:
     return os.environ.get(env) if env else None
 
 
+CACHE_CONTROL_PREFIXES = ("anthropic/",)
+"""Providers that cache a prompt prefix only when asked (``cache_control``); OpenAI and Gemini cache
+byte-identical prefixes on their own, which the prompt builders guarantee (static context first)."""
+
+
+def with_cache_control(model: ModelConfig, messages: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
+    """``messages`` as sent to ``model``: for providers with explicit cache control, the system message
+    (the static part every prompt of a contract, or of a personality, starts with) marked cacheable,
+    in the content-part form Anthropic reads. The provider caches the prefix up to the mark (Anthropic:
+    only from 1,024 tokens on); a question-independent context in the user message is not marked.
+
+    Transport only: the cache key is computed from the plain messages, so marking changes no key.
+    """
+    out = [dict(m) for m in messages]
+    if model.model.startswith(CACHE_CONTROL_PREFIXES):
+        for m in out:
+            if m.get("role") == "system" and isinstance(m.get("content"), str):
+                m["content"] = [{"type": "text", "text": m["content"], "cache_control": {"type": "ephemeral"}}]
+    return out
+
+
 async def call_litellm(model: ModelConfig, messages: Sequence[Mapping[str, str]], *,
                        metadata: dict[str, Any] | None = None) -> Completion:
     """One attempt through ``litellm.acompletion``; litellm's own retries are off (ours are in retry.py)."""
@@ -156,7 +177,8 @@ async def call_litellm(model: ModelConfig, messages: Sequence[Mapping[str, str]]
     if metadata:
         kwargs["metadata"] = metadata
     # drop_params: a provider without a parameter (e.g. no `seed`) drops it instead of refusing the call.
-    response = await litellm.acompletion(model=model.model, messages=list(messages), timeout=model.timeout_s,
+    response = await litellm.acompletion(model=model.model, messages=with_cache_control(model, messages),
+                                         timeout=model.timeout_s,
                                          max_retries=0, num_retries=0, drop_params=True, **kwargs)
     choice = response.choices[0]
     text = choice.message.content or ""
