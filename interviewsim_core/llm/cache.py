@@ -156,6 +156,17 @@ def embedding_key(identity: Mapping[str, Any], text: str) -> str:
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
+def _add_cached_tokens_column(conn: sqlite3.Connection) -> None:
+    """Caches written before cached-token accounting lack the column: add it (0 for old rows)."""
+    if "cached_prompt_tokens" in {row[1] for row in conn.execute("PRAGMA table_info(calls)")}:
+        return
+    try:
+        conn.execute("ALTER TABLE calls ADD COLUMN cached_prompt_tokens INTEGER NOT NULL DEFAULT 0")
+    except sqlite3.OperationalError as exc:
+        if "duplicate column" not in str(exc):  # another process added it first
+            raise
+
+
 @dataclass(frozen=True)
 class CachedEntry:
     """One stored model output: the raw text plus what it cost and the prompt it answered (for audit)."""
@@ -168,6 +179,8 @@ class CachedEntry:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     created: float = field(default_factory=time.time)
+    cached_prompt_tokens: int = 0
+    """Of ``prompt_tokens``, those the provider served from its prefix cache."""
 
 
 @dataclass
@@ -262,6 +275,7 @@ class SqliteCache(Cache):
             # NORMAL in WAL mode: a crash may lose the last commits but never corrupts the file.
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.executescript(_SCHEMA)
+            _add_cached_tokens_column(conn)
             self._conn, self._pid = conn, os.getpid()
             # One owner per cache object per process: two gateways of one process on one file
             # wait for each other like two processes do.
@@ -285,6 +299,7 @@ class SqliteCache(Cache):
     def get(self, key: str) -> CachedEntry | None:
         return self._get(key, with_messages=True)
 
+
     def get_answer(self, key: str) -> CachedEntry | None:
         return self._get(key, with_messages=False)
 
@@ -292,16 +307,17 @@ class SqliteCache(Cache):
         with self._lock:
             conn = self._connection()
             row = conn.execute(
-                "SELECT raw, messages, model, contract, prompt_tokens, completion_tokens, cost_usd, created "
-                "FROM calls WHERE key = ?", (key,)).fetchone()
+                "SELECT raw, messages, model, contract, prompt_tokens, completion_tokens, cost_usd, created, "
+                "cached_prompt_tokens FROM calls WHERE key = ?", (key,)).fetchone()
             if row is None:
                 self.stats.misses += 1
                 return None
             self.stats.hits += 1
-            raw, messages, model, contract, pt, ct, cost, created = row
+            raw, messages, model, contract, pt, ct, cost, created, cached = row
             restored = decode_messages(conn, messages) if with_messages else ()
         return CachedEntry(raw=unpack_raw(raw), messages=restored, model=model, contract=contract,
-                           prompt_tokens=pt, completion_tokens=ct, cost_usd=cost, created=created)
+                           prompt_tokens=pt, completion_tokens=ct, cost_usd=cost, created=created,
+                           cached_prompt_tokens=int(cached or 0))
 
     def prompt_of(self, key: str) -> tuple[dict[str, str], ...] | None:
         """The exact messages a cached call sent (rebuilt from its chunks), or None if not cached."""
@@ -326,9 +342,10 @@ class SqliteCache(Cache):
                     conn.executemany("INSERT OR IGNORE INTO blobs (hash, data) VALUES (?, ?)", chunks)
                 conn.execute(
                     "INSERT OR IGNORE INTO calls (key, model, contract, raw, messages, prompt_tokens, "
-                    "completion_tokens, cost_usd, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "completion_tokens, cost_usd, created, cached_prompt_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (key, entry.model, entry.contract, pack_raw(entry.raw), refs,
-                     int(entry.prompt_tokens), int(entry.completion_tokens), float(entry.cost_usd), entry.created))
+                     int(entry.prompt_tokens), int(entry.completion_tokens), float(entry.cost_usd), entry.created,
+                     int(entry.cached_prompt_tokens)))
                 conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, self._owner))
                 conn.execute("COMMIT")
             except sqlite3.Error as exc:

@@ -232,7 +232,7 @@ class Gateway:
     def _entry(completion: Completion, messages: tuple, model: ModelConfig, req: CallRequest) -> CachedEntry:
         return CachedEntry(raw=completion.text, messages=messages, model=model.model, contract=req.contract,
                            prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens,
-                           cost_usd=completion.cost_usd)
+                           cost_usd=completion.cost_usd, cached_prompt_tokens=completion.cached_prompt_tokens)
 
     async def _cache_io(self, fn, *args):
         """Run a cache read or write off the event loop.
@@ -247,7 +247,8 @@ class Gateway:
     async def _acall(self, model: ModelConfig, req: CallRequest, started: float, messages: list[dict[str, str]],
                      first_key: str) -> CallResult:
         attempts: list[Attempt] = []
-        totals = {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "calls_made": 0, "cache_hits": 0}
+        totals = {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "calls_made": 0, "cache_hits": 0,
+                  "cached_prompt_tokens": 0}
         raw = parse_error = None
         for attempt in range(model.max_reasks + 1):
             key = first_key if attempt == 0 else cache_key(model, messages, req.contract, req.contract_version,
@@ -279,6 +280,7 @@ class Gateway:
                 self._ledger.add(cache_hits=1)
             totals["prompt_tokens"] += entry.prompt_tokens
             totals["completion_tokens"] += entry.completion_tokens
+            totals["cached_prompt_tokens"] += entry.cached_prompt_tokens
             totals["cost_usd"] += entry.cost_usd
             raw = entry.raw
             try:

@@ -90,14 +90,15 @@ def open_cache(cache_url: str | None, cache_path: str | os.PathLike[str]) -> Cac
 def _encode(entry: CachedEntry) -> dict[str, Any]:
     return {"raw": entry.raw, "messages": list(entry.messages), "model": entry.model, "contract": entry.contract,
             "prompt_tokens": int(entry.prompt_tokens), "completion_tokens": int(entry.completion_tokens),
-            "cost_usd": float(entry.cost_usd), "created": float(entry.created)}
+            "cost_usd": float(entry.cost_usd), "created": float(entry.created),
+            "cached_prompt_tokens": int(entry.cached_prompt_tokens)}
 
 
 def _decode(data: Mapping[str, Any]) -> CachedEntry:
     return CachedEntry(raw=data["raw"], messages=tuple(data["messages"]), model=data["model"],
                        contract=data["contract"], prompt_tokens=int(data["prompt_tokens"]),
                        completion_tokens=int(data["completion_tokens"]), cost_usd=float(data["cost_usd"]),
-                       created=float(data["created"]))
+                       created=float(data["created"]), cached_prompt_tokens=int(data.get("cached_prompt_tokens", 0)))
 
 
 _HOST = socket.gethostname()
@@ -274,6 +275,7 @@ CREATE TABLE IF NOT EXISTS interviewsim_llm_calls (
     cost_usd DOUBLE PRECISION NOT NULL,
     created DOUBLE PRECISION NOT NULL
 );
+ALTER TABLE interviewsim_llm_calls ADD COLUMN IF NOT EXISTS cached_prompt_tokens INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS interviewsim_llm_leases (
     key TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -328,24 +330,27 @@ class PostgresCache(_PerProcess):
                 return None
 
     def get(self, key: str) -> CachedEntry | None:
-        row = self._execute("SELECT raw, messages, model, contract, prompt_tokens, completion_tokens, cost_usd, created "
-                            "FROM interviewsim_llm_calls WHERE key = %s", (key,), fetch="one")
+        row = self._execute("SELECT raw, messages, model, contract, prompt_tokens, completion_tokens, cost_usd, created, "
+                            "cached_prompt_tokens FROM interviewsim_llm_calls WHERE key = %s", (key,), fetch="one")
         with self._lock:
             if row is None:
                 self.stats.misses += 1
                 return None
             self.stats.hits += 1
-        raw, messages, model, contract, pt, ct, cost, created = row
+        raw, messages, model, contract, pt, ct, cost, created, cached = row
         return CachedEntry(raw=raw, messages=tuple(json.loads(messages)), model=model, contract=contract,
-                           prompt_tokens=pt, completion_tokens=ct, cost_usd=cost, created=created)
+                           prompt_tokens=pt, completion_tokens=ct, cost_usd=cost, created=created,
+                           cached_prompt_tokens=int(cached or 0))
 
     def put(self, key: str, entry: CachedEntry) -> None:
         """Store once: the first writer wins."""
         self._execute(
             "INSERT INTO interviewsim_llm_calls (key, model, contract, raw, messages, prompt_tokens, completion_tokens, "
-            "cost_usd, created) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
+            "cost_usd, created, cached_prompt_tokens) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (key) DO NOTHING",
             (key, entry.model, entry.contract, entry.raw, canonical_json(list(entry.messages)),
-             int(entry.prompt_tokens), int(entry.completion_tokens), float(entry.cost_usd), float(entry.created)))
+             int(entry.prompt_tokens), int(entry.completion_tokens), float(entry.cost_usd), float(entry.created),
+             int(entry.cached_prompt_tokens)))
         self.release(key)
         with self._lock:
             self.stats.writes += 1

@@ -75,6 +75,9 @@ class FakeServerConfig:
     the way to test that a key echoed in an error is redacted."""
     count_tokens: Callable[[str], int] | None = None
     """Token count reported in ``usage`` per message content; default: whitespace words."""
+    cache_system_prompt: bool = False
+    """Report the system message's tokens as ``usage.prompt_tokens_details.cached_tokens`` from the second
+    request with the same system message on (a provider's prefix cache, as OpenAI reports it)."""
 
 
 @dataclass
@@ -101,6 +104,7 @@ class FakeOpenAIServer:
         self._port = port
         self._c = _Counters()
         self._lock = threading.Lock()
+        self._seen_systems: set[str] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.AbstractServer | None = None
         self._thread: threading.Thread | None = None
@@ -277,6 +281,12 @@ class FakeOpenAIServer:
         count = self.config.count_tokens or (lambda text: len(text.split()))
         prompt_tokens = sum(count(str(m.get("content", ""))) for m in messages)
         completion_tokens = len(text.split())
+        usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                                 "total_tokens": prompt_tokens + completion_tokens}
+        system = next((str(m.get("content", "")) for m in messages if m.get("role") == "system"), None)
+        if self.config.cache_system_prompt and system is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": count(system) if system in self._seen_systems else 0}
+            self._seen_systems.add(system)
         return {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
@@ -284,8 +294,7 @@ class FakeOpenAIServer:
             "model": req.get("model", "fake-model"),
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+            "usage": usage,
         }
 
     def _embeddings(self, req: dict[str, Any]) -> dict[str, Any]:

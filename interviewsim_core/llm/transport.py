@@ -52,6 +52,8 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    cached_prompt_tokens: int = 0
+    """Of ``prompt_tokens``, those the provider served from its prefix cache (priced at the cached rate)."""
 
 
 def litellm_module() -> Any:
@@ -104,13 +106,48 @@ def _rates(model: str) -> tuple[float, float]:
         return 0.0, 0.0
 
 
-def cost_of(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+@functools.lru_cache(maxsize=256)
+def cached_rate(model: str) -> float | None:
+    """USD per prompt token read from the provider's prefix cache (``cache_read_input_token_cost``), or None."""
+    cost = litellm_module().model_cost
+    prices = cost.get(model) or cost.get(model.split("/", 1)[-1]) or {}
+    rate = prices.get("cache_read_input_token_cost")
+    return None if rate is None else float(rate)
+
+
+def cost_of(model: str, prompt_tokens: int, completion_tokens: int, cached_prompt_tokens: int = 0) -> float:
     """Cost in USD from litellm's price data (never the network); 0.0 when the model has no price.
 
-    Rates are looked up once per model string; tiered (long-context) prices are not modelled.
+    ``cached_prompt_tokens`` (part of ``prompt_tokens``) are priced at the model's cached rate when
+    the price map has one. Rates are looked up once per model string; tiered (long-context) prices
+    are not modelled.
     """
     p, c = _rates(model)
-    return prompt_tokens * p + completion_tokens * c
+    cached = min(max(0, cached_prompt_tokens), prompt_tokens)
+    read = cached_rate(model) if cached else None
+    read = p if read is None else read
+    return (prompt_tokens - cached) * p + cached * read + completion_tokens * c
+
+
+def cached_tokens_of(usage: Any) -> int:
+    """Cached prompt tokens in a provider's usage block (a dict or litellm's object), 0 if none.
+
+    OpenAI (and litellm's normalised usage) report ``prompt_tokens_details.cached_tokens``;
+    Anthropic's ``cache_read_input_tokens`` is kept by litellm on the usage object too.
+    """
+    def get(obj: Any, name: str) -> Any:
+        return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+    if usage is None:
+        return 0
+    details = get(usage, "prompt_tokens_details")
+    n = get(details, "cached_tokens") if details is not None else None
+    if not n:
+        n = get(usage, "cache_read_input_tokens")
+    try:
+        return int(n or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def direct_eligible(model: ModelConfig) -> bool:
@@ -185,10 +222,12 @@ async def call_litellm(model: ModelConfig, messages: Sequence[Mapping[str, str]]
     usage = getattr(response, "usage", None)
     pt = int(getattr(usage, "prompt_tokens", 0) or 0)
     ct = int(getattr(usage, "completion_tokens", 0) or 0)
+    cached = cached_tokens_of(usage)
     cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
     if cost is None:
-        cost = cost_of(model.model, pt, ct)
-    return Completion(text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=float(cost))
+        cost = cost_of(model.model, pt, ct, cached)
+    return Completion(text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=float(cost),
+                      cached_prompt_tokens=cached)
 
 
 @dataclass
@@ -247,7 +286,9 @@ async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]])
     usage = data.get("usage") or {}
     pt = int(usage.get("prompt_tokens") or 0)
     ct = int(usage.get("completion_tokens") or 0)
-    return Completion(text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=cost_of(model.model, pt, ct))
+    cached = cached_tokens_of(usage)
+    return Completion(text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=cost_of(model.model, pt, ct, cached),
+                      cached_prompt_tokens=cached)
 
 
 class LoopRunner:

@@ -158,5 +158,7 @@ class CallResult(BaseModel):
     """Requests actually sent to the provider (after retries)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    """Of ``prompt_tokens``, those the provider reported as read from its prefix cache (cheaper)."""
     cost_usd: float = 0.0
     latency_s: float = 0.0

@@ -91,6 +91,7 @@ def call_columns(model: ModelConfig, request: CallRequest, result: CallResult) -
         "cache_hit": bool(result.cache_hits > 0 and result.calls_made == 0),
         "prompt_tokens": int(result.prompt_tokens),
         "completion_tokens": int(result.completion_tokens),
+        "cached_prompt_tokens": int(result.cached_prompt_tokens),
         "cost_usd": float(result.cost_usd),
     }
 

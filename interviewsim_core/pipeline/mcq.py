@@ -103,7 +103,7 @@ def assemble_mcq_answers(planned: list[PlannedCall], results: Results) -> pd.Dat
             else:
                 kind, acc, reward = mcq_answering.score_answer(chosen, item)
                 correct = bool(acc)
-            usage = {} if pos == 1 else {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+            usage = {} if pos == 1 else {"prompt_tokens": 0, "completion_tokens": 0, "cached_prompt_tokens": 0, "cost_usd": 0.0}
             rows.append({
                 **{k: p.row[k] for k in _GROUP_ROW}, "item_id": item_id, "qa_id": qa_id, "position": pos,
                 "chosen_label": chosen, "chosen_kind": kind, "correct_label": item.correct_label,

@@ -34,6 +34,7 @@ CALL_FIELDS: tuple[pa.Field, ...] = (
     pa.field("prompt_tokens", _I),
     pa.field("completion_tokens", _I),
     pa.field("cost_usd", _F),
+    pa.field("cached_prompt_tokens", _I),
 )
 """Columns of every row that comes from one model call: who answered, under which contract, how it went."""
 
