@@ -259,7 +259,9 @@ def _section_views(data: ReportData) -> dict[str, dict]:
             ("completion_tokens_per_question", "Completion tokens / q", "num1"),
             ("generation_cost_per_question", "Generation cost / q", "usd"), ("mcq_cost", "MCQ cost", "usd"),
             ("judge_cost", "Judge cost (all judges)", "usd"), ("total_cost_per_question", "Total cost / q", "usd"),
-            ("cache_hit_share", "Cache hits %", "pct")], "cost"))
+            ("cache_hit_share", "Cache hits %", "pct"),
+            ("cached_prompt_tokens", "Prompt tokens from provider cache", "int"),
+            ("uncached_prompt_tokens", "Prompt tokens at full rate", "int")], "cost"))
         uri, xlabel = plots.frontier_plot(c, view_rows(board, "common"))
         fig("cost", uri, f"Content Similarity against {xlabel}; dashed: methods nothing else beats at lower cost.")
     if s["overlap"].status == "ok":

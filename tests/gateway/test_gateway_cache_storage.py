@@ -52,7 +52,9 @@ def test_rows_of_older_caches_with_verbatim_messages_still_read(tmp_path):
     SqliteCache(path).close()
     msgs = [{"role": "user", "content": "hello"}]
     with sqlite3.connect(path) as conn:
-        conn.execute("INSERT INTO calls VALUES ('old', 'm', 'c', 'raw', ?, 1, 2, 0.0, 0.0)", (json.dumps(msgs),))
+        # The columns an older cache had (cached_prompt_tokens came later, with a default).
+        conn.execute("INSERT INTO calls (key, model, contract, raw, messages, prompt_tokens, completion_tokens, "
+                     "cost_usd, created) VALUES ('old', 'm', 'c', 'raw', ?, 1, 2, 0.0, 0.0)", (json.dumps(msgs),))
     assert SqliteCache(path).get("old").messages == tuple(msgs)
 
 
