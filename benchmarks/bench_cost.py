@@ -4,11 +4,14 @@ The paper's run: 8 methods (simple, wiki, wiki-long, memory-100, chrono-100, chr
 chrono-1000, hybrid-50-50), 3 judges (GPT-4o, Claude Sonnet 4.6, Gemini), GPT-4.1 as generator
 and builder, 1,000 personalities. How: a small seeded scale corpus (``scale_corpus.py``, the
 paper's shape) is planned with ``interviewsim_core.plan.plan_run`` (no model is called; tokens
-counted with the model's tokenizer where litellm has it), and the per-personality figures are
-multiplied up to 1,000 personalities. One personality by default (the corpus' median, 576 pairs; the
-paper's mean is 671.4), so the projection is a lower bound of about -10% on the per-question terms;
-``--personalities 4`` plans a spread of sizes in about four times as long. Prices from litellm's
-local price map.
+counted with the model's tokenizer where litellm has it), and scaled to 1,000 personalities by
+held-out questions: the paper holds out 140,799 questions over its 1,000 personalities, and nearly
+every call (generation, MCQ, judges, builders, premise judge) is made per held-out question or per
+item derived from one. One planned personality by default (the corpus' median, 576 pairs, whose
+chronological split holds out 69 questions): planning time grows with held-out questions, and a
+larger ``--personalities`` gives a spread of sizes in proportionally more time. Context sizes of
+Chrono-k do not grow with the number of questions, so the per-question scaling keeps them. Prices
+from litellm's local price map.
 
 The three projections:
 
@@ -46,6 +49,8 @@ GENERATOR = "openai/gpt-4.1"
 JUDGES = ("openai/gpt-4o", "anthropic/claude-sonnet-4-6", "gemini/gemini-3.1-pro-preview")
 GEMINI_FALLBACK = "gemini/gemini-2.5-pro"
 MIN_CACHED_PREFIX = 1024
+PAPER_HELDOUT_PER_PERSONALITY = 140_799 / 1000
+"""Held-out questions per personality in the paper (140,799 over 1,000 personalities)."""
 TIME_TARGET_S = 120.0
 
 
@@ -124,7 +129,7 @@ def project(personalities: int, seed: int, scale_to: int) -> dict:
         gateway, meter = _metered_gateway({p: mean_answer_tokens(s) for p, s in splits.items()})
         run_evaluation(cfg, gateway=gateway, write=False)
         plan = gateway.plan()
-    factor = scale_to / personalities
+    factor = scale_to * PAPER_HELDOUT_PER_PERSONALITY / max(1, sum(stats.test_pairs.values()))
     rows = [(ln, _prices(ln.model)) for ln in plan.lines]
     # Cached tokens are metered per (model, step); spread over that step's method lines by prompt tokens.
     by_step: dict[tuple[str, str], int] = defaultdict(int)
@@ -161,7 +166,8 @@ def main(argv: list[str] | None = None) -> None:
           f"{len(PAPER_METHODS)} methods, judges {', '.join(r['judges'])}, generator/builder {GENERATOR}")
     print(f"plan of the sample: {r['plan'].calls:,} calls, {r['plan'].prompt_tokens:,} prompt tokens, "
           f"${r['plan'].cost_usd:,.2f}")
-    print(f"projection to {a.scale_to:,} personalities (x{r['factor']:,.0f}): {r['calls']:,.0f} calls, "
+    print(f"projection to {a.scale_to:,} personalities ({a.scale_to * PAPER_HELDOUT_PER_PERSONALITY:,.0f} held-out "
+          f"questions, x{r['factor']:,.0f}): {r['calls']:,.0f} calls, "
           f"{r['prompt_tokens'] / 1e9:,.2f} B prompt tokens")
     print(f"  online:                  ${r['online']:>12,.0f}")
     print(f"  with prefix caching:     ${r['caching']:>12,.0f}  ({r['cached_tokens'] / max(1, r['prompt_tokens']):.0%} "
