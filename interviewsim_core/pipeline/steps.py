@@ -149,6 +149,7 @@ class Step:
     description: str
     inputs: tuple[Input, ...] = ()
     roles: tuple[Role, ...] = ()
+    """The configured models the step calls (or, for a compute step, whose identity its rows depend on)."""
     contracts: tuple[str, ...] = ()
     """Prompt contracts the step's calls use: with the models' identities, they make its code version."""
     plan: PlanFn | None = None
@@ -174,10 +175,11 @@ class Step:
     def code_version(self, cfg: EvalConfig) -> str | None:
         """The models' identities (output-affecting config, prompt and parser versions) + row settings.
 
-        ``None`` for compute steps: their code is their version. A judge change changes exactly the
-        versions of the steps that call the judges, which is what re-scoring keys on.
+        ``None`` for a step with no ``roles``: its code is its version. A judge change changes exactly
+        the versions of the steps whose roles include the judges, which is what re-scoring keys on. (A
+        compute step may name roles and contracts too, when its rows mean something per model.)
         """
-        if not self.calls_models:
+        if not self.roles:
             return None
         return model_version(self.models(cfg), self.contracts, **self.version_settings(cfg))
 
