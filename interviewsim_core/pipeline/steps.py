@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 
 
 class Partitioning(str, Enum):
+    """What one partition of a step's table covers: everything, one personality, or one (personality, method)."""
+
     NONE = "none"
     PERSONALITY = "P"
     PERSONALITY_METHOD = "PxM"
@@ -88,6 +90,8 @@ class Cell(NamedTuple):
 
 @dataclass(frozen=True)
 class Input:
+    """One upstream step a step depends on, and how its partitions map (``InputMapping``)."""
+
     step: str
     mapping: InputMapping = InputMapping.SAME
     load: bool = True
@@ -143,6 +147,8 @@ ComputeFn = Callable[[StepEnv, Cell, dict[str, Any]], Any]
 
 @dataclass(frozen=True)
 class Step:
+    """One asset of the evaluation graph: its table, where it sits, what it calls, how it is computed."""
+
     name: str
     partitioning: Partitioning
     group: str
