@@ -45,7 +45,7 @@ from .defs.evaluate.automation import AFTER_ANY_UPSTREAM_UPDATE, FOLLOW_UPSTREAM
 from .io_managers import ALLOW_MISSING
 from .presenters import PRESENTERS
 
-KINDS: dict[str, set[str]] = {"report": {"html", "json"}}
+KINDS: dict[str, set[str]] = {"report": {"html", "json"}, "sft_dataset": {"jsonl"}}
 """Asset kinds other than ``parquet`` (the report writes its own files)."""
 
 

@@ -23,6 +23,10 @@ OPERATIONAL_FIELDS = frozenset(
 )
 
 
+PERSONALITY_PLACEHOLDER = "{personality_id}"
+"""The one placeholder a generator's model string may hold (see ``ModelConfig.for_personality``)."""
+
+
 class ModelConfig(BaseModel):
     """One configured model for one role (generator, a judge, builder, premise judge)."""
 
@@ -63,6 +67,27 @@ class ModelConfig(BaseModel):
     def identity(self) -> dict[str, Any]:
         """The output-affecting part of this config: what a cache key and a judge's code version use."""
         return self.model_dump(exclude=set(OPERATIONAL_FIELDS))
+
+    @property
+    def is_per_personality(self) -> bool:
+        """True for a template such as ``hosted_vllm/lora-{personality_id}`` (one adapter per person)."""
+        return PERSONALITY_PLACEHOLDER in self.model
+
+    def for_personality(self, personality_id: str) -> ModelConfig:
+        """This model as it is called for ``personality_id``: the placeholder filled in, or itself.
+
+        Why a template and not a list of models: a server that serves one LoRA adapter per person
+        (vLLM, llama.cpp) names each by model name, and the paper's per-personality fine-tuning
+        comparison (section 4.3) evaluates exactly that as one more method. The display name
+        (``name``) stays the template, so every personality's rows name the same generator, while
+        the cache key (``identity``) holds the filled-in model each call really went to.
+        """
+        if not self.is_per_personality:
+            return self
+        update: dict[str, Any] = {"model": self.model.replace(PERSONALITY_PLACEHOLDER, personality_id)}
+        if self.label is None:
+            update["label"] = self.model
+        return self.model_copy(update=update)
 
 
 class CallRequest(BaseModel):

@@ -33,7 +33,7 @@ ENV_PREFIX = "INTERVIEWSIM_"
 JUDGE_CONTRACTS: tuple[str, ...] = ("content_similarity", "factual_consistency", "personality")
 
 _MODEL_FIELDS = ("generator", "builder", "premise_judge")
-_PATH_FIELDS = ("corpus", "data_root", "cache_path", "premise_conclusions", "categories_csv")
+_PATH_FIELDS = ("corpus", "data_root", "cache_path", "premise_conclusions", "categories_csv", "human_labels_csv")
 
 
 class PSVoteSampling(BaseModel):
@@ -130,6 +130,19 @@ class EvalConfig(BaseModel):
     categories_csv: Path | None = None
     """CSV with columns ``personality_id, category`` for the report's contradiction-by-category breakdown;
     ``None`` leaves that section "not run" (categories are the user's grouping, not something the corpus says)."""
+    human_labels_csv: Path | None = None
+    """CSV of human judgments (``personality_id, method, qa_id, metric, value``; metrics ``cs``, ``fc``,
+    ``mcq_item_valid``) for the report's judge-vs-human agreement section (``metrics.human_agreement``)."""
+    ps_stability: bool = False
+    """Run the PS judge stability check (paper 3.3): each judge also rates the Big Five from a person's
+    training answers, and the report shows how well that profile aligns with the held-out one. Off by
+    default because it costs 15 judge calls per personality and judge over long prompts."""
+    ps_stability_responses: int | None = None
+    """Training answers the stability check rates per person: ``None`` = as many as the held-out side
+    has (same volume of evidence on both sides), taken from the latest training interviews."""
+    finetune_export: bool = False
+    """Write each personality's training pairs as chat-format JSONL for supervised fine-tuning
+    (``sft_examples`` per personality, ``sft_dataset`` writes ``<data_root>/finetune/*.jsonl``)."""
 
     @field_validator("methods")
     @classmethod
@@ -189,6 +202,18 @@ class EvalConfig(BaseModel):
         if not 0.0 <= v <= 1.0:
             raise ValueError("invalid_rate_threshold must be within [0, 1]")
         return v
+
+    @model_validator(mode="after")
+    def _templates_only_for_the_generator(self) -> EvalConfig:
+        # A judge or builder that changed with the person judged would score each person on a
+        # different scale; only the simulated person (generation, MCQ answering) may be per person.
+        roles = {"builder": self.builder, "premise_judge": self.premise_judge,
+                 **{f"judges[{i}]": j for i, j in enumerate(self.judges)}}
+        bad = [f"{role} ({m.model})" for role, m in roles.items() if m.is_per_personality]
+        if bad:
+            raise ValueError(f"only the generator may be a per-personality template ({{personality_id}}); "
+                             f"got it in {', '.join(bad)}")
+        return self
 
     @model_validator(mode="after")
     def _cron_shape(self) -> EvalConfig:
@@ -291,7 +316,7 @@ class EvalConfig(BaseModel):
             "data_root": Path(self.data_root).expanduser().resolve(),
             "cache_path": self.effective_cache_path.expanduser().resolve(),
         }
-        for name in ("premise_conclusions", "categories_csv"):
+        for name in ("premise_conclusions", "categories_csv", "human_labels_csv"):
             value = getattr(self, name)
             if value is not None:
                 updates[name] = Path(value).expanduser().resolve()
