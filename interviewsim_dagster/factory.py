@@ -45,10 +45,6 @@ from .defs.evaluate.automation import AFTER_ANY_UPSTREAM_UPDATE, FOLLOW_UPSTREAM
 from .io_managers import ALLOW_MISSING
 from .presenters import PRESENTERS
 
-KINDS: dict[str, set[str]] = {"report": {"html", "json"}, "sft_dataset": {"jsonl"}}
-"""Asset kinds other than ``parquet`` (the report writes its own files)."""
-
-
 def config_hash(cfg: EvalConfig) -> str:
     return hashlib.sha256(cfg.model_dump_json().encode("utf-8")).hexdigest()[:16]
 
@@ -212,7 +208,7 @@ def asset_for(step: Step, cfg: EvalConfig, parts: Partitions) -> dg.AssetsDefini
         partitions_def=pdef,
         group_name=step.group,
         backfill_policy=SINGLE_RUN if pdef is not None else None,
-        kinds=KINDS.get(step.name, {"parquet"}),
+        kinds=set(step.kinds),
         ins=ins,
         deps=deps or None,
         code_version=step.code_version(cfg),

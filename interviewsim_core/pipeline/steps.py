@@ -169,6 +169,8 @@ class Step:
     """Numeric columns whose mean an orchestrator shows per partition."""
     writes_files: bool = False
     """True: the step writes files of its own under the data root (the report), not a table."""
+    kinds: tuple[str, ...] = ("parquet",)
+    """The formats it writes (the Dagster UI shows them as asset kinds)."""
     enabled: Callable[[EvalConfig], bool] = field(default=lambda cfg: True)
 
     @property
@@ -500,7 +502,8 @@ STEPS: tuple[Step, ...] = (
          "Chat-format JSONL under <data_root>/finetune/: one file per personality and all_personalities.jsonl, "
          "ready for your own fine-tuning tools (paper 4.3).",
          inputs=(Input("sft_examples", InputMapping.ALL, allow_missing=True),), compute=_sft_dataset,
-         trigger=Trigger.ANY_UPSTREAM, writes_files=True, enabled=lambda cfg: cfg.finetune_export),
+         trigger=Trigger.ANY_UPSTREAM, writes_files=True, kinds=("jsonl",),
+         enabled=lambda cfg: cfg.finetune_export),
     Step("generations", PXM, "simulate",
          "The generator's answer to every held-out question, given only the method's training context.",
          inputs=(Input("heldout_split", InputMapping.PERSONALITY, load=False),), roles=(Role.GENERATOR,),
@@ -557,7 +560,7 @@ STEPS: tuple[Step, ...] = (
          "One self-contained HTML report and a JSON of the same numbers: the leaderboard, the paper's analyses "
          "and the premise audit, from every table under the data root (absent ones: not run).",
          inputs=(Input("leaderboard", load=False), Input("premise_verdicts", InputMapping.ALL, load=False)),
-         compute=_report, trigger=Trigger.ANY_UPSTREAM, writes_files=True),
+         compute=_report, trigger=Trigger.ANY_UPSTREAM, writes_files=True, kinds=("html", "json")),
 )
 """The evaluation graph, in an order where every step comes after its inputs."""
 
