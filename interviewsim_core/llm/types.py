@@ -19,7 +19,8 @@ failed: transport/provider error after retries (error kept, nothing cached)."""
 
 # Fields of ModelConfig that cannot change a model's output, hence never part of a cache key.
 OPERATIONAL_FIELDS = frozenset(
-    {"max_concurrency", "timeout_s", "max_retries", "max_total_wait_s", "max_reasks", "api_key_env", "label"}
+    {"max_concurrency", "timeout_s", "max_retries", "max_total_wait_s", "max_reasks", "api_key_env", "label",
+     "batch", "batch_poll_s", "batch_max_wait_s", "batch_max_lines"}
 )
 
 
@@ -59,6 +60,16 @@ class ModelConfig(BaseModel):
     """Cap on the total backoff sleep for one call."""
     max_reasks: int = 2
     """Extra attempts when an output breaks its contract."""
+    batch: bool = False
+    """Send this model's calls through the provider's Batch API (about half price, answers within
+    24 h) instead of one request each; see ``llm/batch.py``. Not in the cache key: a batch answer
+    and an online answer to the same request are interchangeable."""
+    batch_poll_s: float = 30.0
+    """Seconds between two status reads of a submitted batch."""
+    batch_max_wait_s: float = 25 * 3600.0
+    """Give up waiting after this long (the batch is not cancelled; a re-run keeps waiting on it)."""
+    batch_max_lines: int = 50_000
+    """Requests per batch file (OpenAI's limit per batch is 50,000)."""
 
     @property
     def name(self) -> str:
