@@ -406,10 +406,10 @@ REPORT_DIR = "report"
 
 
 def report_dir(data_root) -> Any:
-    """Where the report step writes report.html and report.json: ``<data_root>/report/``."""
-    from pathlib import Path
+    """Where the report step writes report.html and report.json: ``<data_root>/report/`` (a folder or a URL)."""
+    from ..dataroot import as_root
 
-    return Path(data_root) / REPORT_DIR
+    return as_root(data_root) / REPORT_DIR
 
 
 def report_paths(data_root) -> Any:
