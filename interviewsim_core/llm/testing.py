@@ -70,6 +70,9 @@ class FakeServerConfig:
     reply: Callable[[list[dict[str, Any]]], str] = echo_reply
     """Scripted replies by prompt content, so contract parsers can be exercised."""
     embedding_dim: int = 16
+    reject_key: bool = False
+    """Answer every chat request 401, repeating the bearer key it was sent (as some providers do):
+    the way to test that a key echoed in an error is redacted."""
     count_tokens: Callable[[str], int] | None = None
     """Token count reported in ``usage`` per message content; default: whitespace words."""
 
@@ -243,6 +246,11 @@ class FakeOpenAIServer:
             except ValueError:
                 status = 400
                 return status, {}, {"error": {"message": "invalid JSON body", "type": "invalid_request_error"}}
+            if cfg.reject_key:
+                status = 401
+                key = headers.get("authorization", "").removeprefix("Bearer ").strip()
+                return status, {}, {"error": {"message": f"Incorrect API key provided: {key}.",
+                                              "type": "invalid_request_error", "code": "invalid_api_key"}}
             forced = cfg.first_n_kind if occurrence < cfg.first_n_fault else None
             if forced == "429" or self._roll(body, occurrence, "429") < cfg.rate_limit_rate:
                 status = 429
