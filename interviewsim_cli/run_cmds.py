@@ -1,4 +1,4 @@
-"""``interviewsim run | demo | ui | register``: the Dagster-backed commands.
+"""``interviewsim run | demo | register``: the Dagster-backed commands (``ui`` is in ``ui_cmds``).
 
 Every command works on the project's Dagster instance (``DAGSTER_HOME``; ``<repo>/.dagster_home``
 when unset, created with the repo's ``dagster.yaml``), so headless runs appear in ``interviewsim ui``.
@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import sys
 from pathlib import Path
 from typing import Any, Optional
 
@@ -199,30 +198,6 @@ def demo(
     raise typer.Exit(code)
 
 
-def ui(
-    host: str = typer.Option("127.0.0.1", "--host", "-h", help="Interface the webserver listens on."),
-    port: int = typer.Option(3000, "--port", "-p", help="Webserver port."),
-) -> None:
-    """Start ``dagster dev`` (webserver + daemon) on the project's workspace and instance."""
-    home = ensure_dagster_home()
-    last_run = home / LAST_RUN_CONFIG
-    if os.environ.get("INTERVIEWSIM_CONFIG"):
-        typer.echo(f"UI config: {os.environ['INTERVIEWSIM_CONFIG']} (INTERVIEWSIM_CONFIG, set by you)")
-    elif last_run.is_file():
-        os.environ["INTERVIEWSIM_CONFIG"] = str(last_run)
-        typer.echo(f"UI config: {last_run} (the last `interviewsim run`; set INTERVIEWSIM_CONFIG to override)")
-    else:
-        typer.echo("UI config: defaults and INTERVIEWSIM_* variables (no `interviewsim run` on this instance yet)")
-    workspace = REPO_ROOT / "workspace.yaml"
-    target = ["-w", str(workspace)] if workspace.is_file() else ["-m", "interviewsim_dagster.definitions"]
-    dagster = Path(sys.executable).with_name("dagster")
-    exe = str(dagster) if dagster.exists() else "dagster"
-    args = [exe, "dev", *target, "-h", host, "-p", str(port)]
-    typer.echo(f"DAGSTER_HOME={os.environ['DAGSTER_HOME']}")
-    typer.echo(" ".join(args))
-    os.execvpe(exe, args, os.environ)
-
-
 def register_cmd(
     corpus: Path = typer.Option(..., "--corpus", help="Corpus folder (or one prepared_input.json)."),
 ) -> None:
@@ -238,5 +213,4 @@ def register_cmd(
 def register(app: typer.Typer) -> None:
     app.command("run")(run)
     app.command("demo")(demo)
-    app.command("ui")(ui)
     app.command("register")(register_cmd)
