@@ -6,6 +6,7 @@ from interviewsim_core.pipeline.split_tables import split_table
 
 from ...assets_support import SINGLE_RUN, personality_keys
 from ...batching import describe
+from ...versioning import versioned
 from ...resources import CorpusResource
 from ..evaluate.automation import FOLLOW_UPSTREAM
 from .partitions import personality_partitions
@@ -21,6 +22,7 @@ GROUP = "corpus"
     kinds={"parquet"},
     description="Every QA pair of the personality, marked train or test (latest ceil(0.2 N) interviews held out).",
 )
+@versioned
 def heldout_split(context: dg.AssetExecutionContext, corpus: CorpusResource):
     frames = {pid: split_table(corpus.split(pid)) for pid in personality_keys(context)}
     describe(context, frames)

@@ -15,10 +15,11 @@ from interviewsim_core.report import build_report, leaderboard_markdown
 
 from ...assets_support import SINGLE_RUN, cells, frame_for, model_version, personality_keys, pool_for
 from ...batching import concat, describe, run_partitioned
+from ...versioning import versioned
 from ...io_managers import ALLOW_MISSING
 from ...resources import CorpusResource, EvalConfigResource, GatewayResource
 from ..corpus.partitions import dims_of, personality_partitions, personality_x_method, to_personality
-from .automation import AFTER_ANY_UPSTREAM_UPDATE, FOLLOW_UPSTREAM, rescore_on_judge_change
+from .automation import AFTER_ANY_UPSTREAM_CONTENT_CHANGE, catch_up_at, rescore_on_judge_change
 
 GROUP = "evaluate"
 
@@ -29,6 +30,10 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
     pxm = personality_x_method(cfg.methods)
     judge_models = cfg.effective_judges
     rescore = rescore_on_judge_change(cfg.rescore_cron)
+    # The aggregates hold one row (or column) per judge: a judge change changes what they mean, so
+    # their code version follows the judges too, and the UI shows them stale with the judgments.
+    aggregate_version = model_version(judge_models, ["content_similarity", "factual_consistency", "personality"])
+    aggregate_condition = catch_up_at(cfg.rescore_cron, AFTER_ANY_UPSTREAM_CONTENT_CHANGE)
     judged = dict(
         partitions_def=pxm, group_name=GROUP, backfill_policy=SINGLE_RUN, kinds={"parquet"},
         pool=pool_for(judge_models), automation_condition=rescore,
@@ -39,6 +44,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         code_version=model_version(judge_models, ["content_similarity"]),
         description="Each judge scores each generation against the held-out answer (1-5).",
     )
+    @versioned
     def content_similarity(context: dg.AssetExecutionContext, generations: dict, eval_config: EvalConfigResource,
                            corpus: CorpusResource, llm: GatewayResource):
         models = eval_config.get().effective_judges
@@ -54,6 +60,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         code_version=model_version(judge_models, ["factual_consistency"]),
         description="Each judge labels each generation against the fact summary (Entailment/Neutral/Contradiction).",
     )
+    @versioned
     def factual_consistency(context: dg.AssetExecutionContext, fact_summary: dict, generations: dict,
                             eval_config: EvalConfigResource, llm: GatewayResource):
         models = eval_config.get().effective_judges
@@ -69,6 +76,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         code_version=model_version(judge_models, ["personality"]),
         description="Big Five levels of the generated answers: 5 traits x 3 votes per judge.",
     )
+    @versioned
     def generated_personality(context: dg.AssetExecutionContext, generations: dict, eval_config: EvalConfigResource,
                               llm: GatewayResource):
         models = eval_config.get().effective_judges
@@ -84,9 +92,11 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         backfill_policy=SINGLE_RUN,
         kinds={"parquet"},
         ins={"reference_personality": dg.AssetIn(partition_mapping=to_personality)},
-        automation_condition=FOLLOW_UPSTREAM,
+        code_version=aggregate_version,
+        automation_condition=rescore,
         description="Per-personality aggregates, one row per judge (CS mean, contradiction ratio, PS alignment, MCQ).",
     )
+    @versioned
     def method_scores(context: dg.AssetExecutionContext, generations: dict, content_similarity: dict,
                       factual_consistency: dict, reference_personality: dict, generated_personality: dict,
                       mcq_answers: dict, eval_config: EvalConfigResource, corpus: CorpusResource):
@@ -111,10 +121,12 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         backfill_policy=SINGLE_RUN,
         kinds={"parquet"},
         ins={"method_scores": dg.AssetIn(partition_mapping=to_personality, metadata={ALLOW_MISSING: True})},
-        automation_condition=AFTER_ANY_UPSTREAM_UPDATE,
+        code_version=aggregate_version,
+        automation_condition=aggregate_condition,
         description="One personality's method_scores rows across every method run so far, to compare methods "
         "for one person. A method not run yet is listed as missing in the metadata, not an error.",
     )
+    @versioned
     def personality_scores(context: dg.AssetExecutionContext, method_scores: dict,
                            eval_config: EvalConfigResource):
         methods = list(eval_config.get().methods)
@@ -135,10 +147,12 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         ins={"method_scores": dg.AssetIn(
             partition_mapping=dg.AllPartitionMapping(), metadata={ALLOW_MISSING: True},
         )},
-        automation_condition=AFTER_ANY_UPSTREAM_UPDATE,
+        code_version=aggregate_version,
+        automation_condition=aggregate_condition,
         description="Macro averages over personalities per method and judge, with bootstrap CIs. "
         "Reads the method_scores partitions that exist: a method not run yet is absent, not an error.",
     )
+    @versioned
     def leaderboard(context: dg.AssetExecutionContext, method_scores: dict, eval_config: EvalConfigResource):
         scores = concat(method_scores.values())
         scores = conform(scores, "method_scores") if len(scores) else empty_frame("method_scores")

@@ -31,6 +31,7 @@ from interviewsim_core.premise.pipeline import judge_conclusions
 
 from ...assets_support import SINGLE_RUN, frame_for, model_version, personality_keys, pool_for
 from ...batching import describe, gateway_delta, preview_markdown
+from ...versioning import versioned
 from ...resources import CorpusResource, EvalConfigResource, GatewayResource
 from ..corpus.partitions import personality_partitions
 from ..evaluate.automation import rescore_on_judge_change
@@ -83,6 +84,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         automation_condition=rescore_on_judge_change(cfg.rescore_cron),
         description="PASS/FAIL per conclusion: can a reader who never saw the source use it as a premise?",
     )
+    @versioned
     def premise_verdicts(context: dg.AssetExecutionContext, fact_summary: dict, atomic_items: dict,
                          eval_config: EvalConfigResource, corpus: CorpusResource, llm: GatewayResource):
         keys = personality_keys(context)
@@ -133,6 +135,7 @@ def build_user_premise_asset(cfg: EvalConfig) -> dg.AssetsDefinition:
         description=f"Your own conclusions ({source.name}) through the two-pass premise judge: PASS/FAIL each, "
         "with the failure-attribution split and label clusters.",
     )
+    @versioned
     def user_premise_verdicts(context: dg.AssetExecutionContext, eval_config: EvalConfigResource,
                               llm: GatewayResource) -> pd.DataFrame:
         run_cfg = eval_config.get()

@@ -13,6 +13,7 @@ from interviewsim_core.pipeline.config import EvalConfig
 
 from ...assets_support import SINGLE_RUN, model_version, personality_keys, pool_for
 from ...batching import run_partitioned
+from ...versioning import versioned
 from ...resources import CorpusResource, EvalConfigResource, GatewayResource
 from ..corpus.assets import heldout_split
 from ..corpus.partitions import personality_partitions
@@ -37,6 +38,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         automation_condition=FOLLOW_UPSTREAM,
         description="Evaluation-only summary of the held-out responses (never shown to a generator).",
     )
+    @versioned
     def fact_summary(context: dg.AssetExecutionContext, eval_config: EvalConfigResource, corpus: CorpusResource,
                      llm: GatewayResource):
         model = eval_config.get().effective_builder
@@ -51,6 +53,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         automation_condition=FOLLOW_UPSTREAM,
         description="One atomic question/answer per held-out QA pair.",
     )
+    @versioned
     def atomic_items(context: dg.AssetExecutionContext, eval_config: EvalConfigResource, corpus: CorpusResource,
                      llm: GatewayResource):
         model = eval_config.get().effective_builder
@@ -64,6 +67,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         automation_condition=FOLLOW_UPSTREAM,
         description="3- and 4-option MCQ items from the atomic items, shuffled reproducibly with roles kept.",
     )
+    @versioned
     def mcq_items(context: dg.AssetExecutionContext, atomic_items: dict, eval_config: EvalConfigResource,
                   corpus: CorpusResource, llm: GatewayResource):
         run_cfg = eval_config.get()
@@ -82,6 +86,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         automation_condition=rescore_on_judge_change(cfg.rescore_cron),
         description="Big Five levels of the held-out responses: 5 traits x 3 votes per judge.",
     )
+    @versioned
     def reference_personality(context: dg.AssetExecutionContext, eval_config: EvalConfigResource,
                               corpus: CorpusResource, llm: GatewayResource):
         models = eval_config.get().effective_judges

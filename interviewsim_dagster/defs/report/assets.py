@@ -9,7 +9,7 @@ and ``interviewsim report`` would then build its report by a different path than
 
 The graph still says what the report reflects: it depends, without loading, on ``leaderboard`` and
 on every ``premise_verdicts`` partition, the two sinks every other table flows into. So the UI
-draws it downstream of everything, shows it stale when either changes, and ``AFTER_ANY_UPSTREAM_UPDATE`` (the
+draws it downstream of everything, shows it stale when either changes, and ``AFTER_ANY_UPSTREAM_CONTENT_CHANGE`` (the
 global assets' convention) re-materialises it after they update.
 """
 
@@ -22,7 +22,7 @@ from interviewsim_core.report import ReportData, ReportPaths, build_report, lead
 from interviewsim_core.report.build import HTML_NAME, JSON_NAME
 
 from ...resources import EvalConfigResource, configured_embedder
-from ..evaluate.automation import AFTER_ANY_UPSTREAM_UPDATE
+from ..evaluate.automation import AFTER_ANY_UPSTREAM_CONTENT_CHANGE
 
 GROUP = "report"
 REPORT_DIR = "report"
@@ -62,7 +62,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
             dg.AssetDep("premise_verdicts", partition_mapping=dg.AllPartitionMapping()),
         ],
         kinds={"html", "json"},
-        automation_condition=AFTER_ANY_UPSTREAM_UPDATE,
+        automation_condition=AFTER_ANY_UPSTREAM_CONTENT_CHANGE,
         description="One self-contained HTML report and a JSON of the same numbers: the leaderboard, the "
         "paper's analyses and the premise audit, from every table under the data root (absent ones: not run).",
     )

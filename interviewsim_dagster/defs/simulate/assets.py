@@ -11,6 +11,7 @@ from interviewsim_core.pipeline.config import EvalConfig
 
 from ...assets_support import SINGLE_RUN, cells, frame_for, model_version, pool_for
 from ...batching import run_partitioned
+from ...versioning import versioned
 from ...resources import CorpusResource, EvalConfigResource, GatewayResource, retrieval_inputs
 from ..corpus.assets import heldout_split
 from ..corpus.partitions import personality_x_method, to_personality
@@ -64,6 +65,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         automation_condition=FOLLOW_UPSTREAM,
         description="The generator's answer to every held-out question, given only the method's training context.",
     )
+    @versioned
     def generations(context: dg.AssetExecutionContext, eval_config: EvalConfigResource, corpus: CorpusResource,
                     llm: GatewayResource):
         plans = plan_generation_cells(eval_config.get(), corpus, cells(context, pxm))
@@ -80,6 +82,7 @@ def build_assets(cfg: EvalConfig) -> list[dg.AssetsDefinition]:
         automation_condition=FOLLOW_UPSTREAM,
         description="The generator answers each held-out interview's MCQ items in one grouped call.",
     )
+    @versioned
     def mcq_answers(context: dg.AssetExecutionContext, mcq_items: dict, eval_config: EvalConfigResource,
                     corpus: CorpusResource, llm: GatewayResource):
         plans = plan_mcq_cells(eval_config.get(), corpus, mcq_items, cells(context, pxm))
