@@ -102,7 +102,7 @@ def _register(instance, corpus: str) -> list[str]:
     return problems
 
 
-def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
+def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool = False) -> int:
     import dagster as dg
 
     from interviewsim_core.errors import ConfigError
@@ -121,8 +121,8 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
         except ConfigError as exc:
             _fail(str(exc))
         outcomes = execute(defs, instance, specs, progress=typer.echo,
-                           dagster_log_level="INFO" if verbose else "WARNING")
-    ok = len(outcomes) == len(specs) and all(o.success for o in outcomes)
+                           dagster_log_level="INFO" if verbose else "WARNING", skip_up_to_date=not force)
+    ok = all(o.success for o in outcomes)  # execute stops at the first failure; skipped specs have no outcome
     typer.echo(f"Parquet tables under {cfg.data_root}")
     if not ok:
         typer.echo("run failed: see the step errors above, or the run in the UI (interviewsim ui)", err=True)
@@ -143,12 +143,15 @@ def run(
     config: Optional[Path] = typer.Option(None, "--config", help="YAML/TOML config file (flags win over it)."),
     assets: Optional[str] = typer.Option(None, "--assets", help="Asset name(s), comma-separated, or a Dagster selection (e.g. 'content_similarity+')."),
     verbose: bool = typer.Option(False, "--verbose", help="Also print Dagster's own step log."),
+    force: bool = typer.Option(False, "--force", help="Re-run partitions that are up to date (current code, unchanged inputs)."),
 ) -> None:
     """Materialise the evaluation graph headless on the project's Dagster instance (runs show in the UI).
 
     --methods restricts the run to those methods (all personalities: a single-method backfill);
     --personalities to those people (all methods: a single-personality backfill). The configured
     method set (config file / INTERVIEWSIM_METHODS) defines the partitions; --methods may add to it.
+    Partitions already materialised with the current code on unchanged inputs are skipped (--force
+    re-runs them), so a new method does not re-materialise every personality's shared assets.
     """
     cfg = _config({}, config)
     chosen_methods = _split(methods)
@@ -160,7 +163,7 @@ def run(
         # Methods not yet in the configured set become partitions too; configured ones keep their order.
         overrides["methods"] = list(dict.fromkeys([*cfg.methods, *chosen_methods]))
     cfg = _config(overrides, config)
-    raise typer.Exit(_materialise(cfg, _split(personalities), chosen_methods, assets, verbose))
+    raise typer.Exit(_materialise(cfg, _split(personalities), chosen_methods, assets, verbose, force))
 
 
 def demo(
