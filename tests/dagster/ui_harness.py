@@ -216,6 +216,28 @@ class DagsterUI:
         assert data["__typename"] == "LaunchBackfillSuccess", data
         return data["backfillId"]
 
+    def launch_backfill_by_asset(self, partition_by_asset: dict[str, str]) -> str:
+        """One backfill of several assets, each with its own partition (assets of different partitionings)."""
+        data = self.gql(
+            """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
+                __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message }
+                ... on InvalidSubsetError { message } } }""",
+            {"p": {"partitionsByAssets": [{"assetKey": {"path": [a]}, "partitions": {"ranges": [{"start": p, "end": p}]}}
+                                          for a, p in partition_by_asset.items()]}},
+        )["launchPartitionBackfill"]
+        assert data["__typename"] == "LaunchBackfillSuccess", data
+        return data["backfillId"]
+
+    def set_sensor_running(self, sensor: str, running: bool) -> None:
+        selector = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY, "sensorName": sensor}
+        if running:
+            self.gql("mutation($s: SensorSelector!) { startSensor(sensorSelector: $s) { __typename } }", {"s": selector})
+            return
+        state = self.gql("query($s: SensorSelector!) { sensorOrError(sensorSelector: $s) { ... on Sensor { "
+                         "sensorState { id selectorId } } } }", {"s": selector})["sensorOrError"]["sensorState"]
+        self.gql("mutation($o: String, $i: String) { stopSensor(jobOriginId: $o, jobSelectorId: $i) { __typename } }",
+                 {"o": state["id"], "i": state["selectorId"]})
+
     def backfill_status(self, backfill_id: str) -> str:
         return self.gql('query($id: String!) { partitionBackfillOrError(backfillId: $id) { '
                         '... on PartitionBackfill { status } } }', {"id": backfill_id}
