@@ -3,10 +3,10 @@
 Three measurements, each in its own child process (so peak RSS is per variant and imports are paid
 by both sides alike), both sides on FRESH caches (a new data root, hence a new SQLite LLM cache):
 
-1. direct: ``interviewsim_core.pipeline.direct.run_evaluation`` (writes the same Parquet files);
-2. dagster: the same assets through the Dagster graph on a temporary SQLite instance, launched as
-   ``interviewsim run`` does (one single-run backfill per job); ``premise_verdicts`` is left out
-   because the direct runner does not compute it, so both sides do the same model calls;
+1. direct: ``interviewsim_core.pipeline.runner.run_evaluation`` (writes the same Parquet files);
+2. dagster: the same steps (core's step table, ``pipeline/steps.py``) through the Dagster graph on a
+   temporary SQLite instance, launched as ``interviewsim run`` does (one single-run backfill per
+   job), so both sides do the same model calls;
 3. start-up: on a warm instance and cache, ``heldout_split`` + ``generations`` (method ``simple``,
    all cached) for N personalities as N one-partition runs vs one single-run backfill of N.
 
@@ -31,11 +31,6 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "data" / "press_conferences_1960_1980"
 METHODS = "simple,chrono-100,memory-10"
-DIRECT_ASSETS = (
-    "heldout_split", "fact_summary", "atomic_items", "mcq_items", "reference_personality", "generations",
-    "content_similarity", "factual_consistency", "generated_personality", "mcq_answers", "method_scores",
-    "leaderboard",
-)
 
 
 def _peak_rss_mb() -> float:
@@ -56,13 +51,14 @@ def _corpus_subset(n: int | None, workdir: Path) -> Path:
 
 
 def _config(corpus: Path, data_root: Path):
-    from interviewsim_dagster.definitions import load_config
+    from interviewsim_core.pipeline.config import EvalConfig
 
-    return load_config(env={}, overrides={"corpus": str(corpus), "data_root": str(data_root), "methods": METHODS})
+    return EvalConfig.load_resolved(env={}, overrides={"corpus": str(corpus), "data_root": str(data_root),
+                                                       "methods": METHODS})
 
 
 def child_direct(corpus: Path, work: Path) -> dict:
-    from interviewsim_core.pipeline.direct import run_evaluation
+    from interviewsim_core.pipeline.runner import run_evaluation
 
     cfg = _config(corpus, work / "direct")
     t0 = time.perf_counter()
@@ -93,7 +89,7 @@ def child_dagster(corpus: Path, work: Path) -> dict:
 
     t0 = time.perf_counter()
     cfg, defs, instance = _dagster_setup(corpus, work, "dagster")
-    specs = plan_runs(defs, instance, cfg.methods, selection=",".join(DIRECT_ASSETS))
+    specs = plan_runs(defs, instance, cfg.methods)
     outcomes = execute(defs, instance, specs, progress=lambda m: print(f"    {m}", file=sys.stderr, flush=True))
     seconds = time.perf_counter() - t0
     return {"seconds": seconds, "peak_rss_mb": _peak_rss_mb(), "runs": len(outcomes),

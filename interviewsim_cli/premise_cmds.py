@@ -28,7 +28,7 @@ def _write_clusters(df, path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from interviewsim_core.atomic import atomic_write
+    from interviewsim_core.atomic_files import atomic_write
 
     schema = pa.schema([
         ("rank", pa.int64()), ("representative", pa.string()), ("size", pa.int64()),
@@ -55,10 +55,9 @@ def run_premise(file: Path, judge: str, api_base: str | None, out: Path, gateway
     conclusions = load_user_conclusions(file)
     model = ModelConfig(model=judge, api_base=api_base)
     if gateway is None:
-        from interviewsim_core.llm.cache import SqliteCache
-        from interviewsim_core.llm.gateway import Gateway
+        from interviewsim_core.factories import gateway_at
 
-        with Gateway(cache=SqliteCache(out / CACHE_NAME)) as own:
+        with gateway_at(out / CACHE_NAME) as own:
             df = judge_conclusions(conclusions, model, own)
     else:
         df = judge_conclusions(conclusions, model, gateway)

@@ -20,10 +20,10 @@ _OFFLINE_EMBEDDING = "offline/hashing"  # == pipeline.config.OFFLINE_EMBEDDING; 
 
 
 def embedder_for(model: str, api_base: str | None = None, fallback_api_base: str | None = None) -> Embedder:
-    """The embedder a run configured with these values uses (``direct.embedder_from``), so the CLI
+    """The embedder a run configured with these values uses (``factories.embedder_from``), so the CLI
     measures overlap and clusters labels with the same model as the pipeline's retrieval. Like
     ``EvalConfig.effective_embedding_api_base``, the embedding server falls back to ``fallback_api_base``."""
-    from interviewsim_core.pipeline.direct import embedder_from
+    from interviewsim_core.factories import embedder_from
 
     return embedder_from(model, api_base or fallback_api_base)
 

@@ -47,13 +47,13 @@ def _fail(message: str, code: int = 2) -> None:
 
 def _config(overrides: dict[str, Any], config_file: Optional[Path]):
     from interviewsim_core.errors import ConfigError
-    from interviewsim_dagster.definitions import load_config
+    from interviewsim_core.pipeline.config import EvalConfig
 
     env = dict(os.environ)
     if config_file is not None:
         env["INTERVIEWSIM_CONFIG"] = str(config_file)
     try:
-        return load_config(env=env, overrides=overrides)
+        return EvalConfig.load_resolved(env=env, overrides=overrides)
     except ConfigError as exc:
         _fail(str(exc))
 
@@ -171,20 +171,18 @@ def demo(
     verbose: bool = typer.Option(False, "--verbose", help="Also print Dagster's own step log."),
 ) -> None:
     """Evaluate the shipped synthetic sample with the offline model (no keys, no network)."""
-    from interviewsim_core.pipeline.config import OFFLINE_MODEL
+    from interviewsim_core.pipeline.config import OFFLINE_MODEL, EvalConfig
 
     overrides = {"data_root": data_root, "generator": OFFLINE_MODEL, "judges": OFFLINE_MODEL,
                  "builder": OFFLINE_MODEL, "premise_judge": OFFLINE_MODEL}
     env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWSIM_")}
-    from interviewsim_dagster.definitions import load_config
-
-    cfg = load_config(env=env, overrides=overrides)
+    cfg = EvalConfig.load_resolved(env=env, overrides=overrides)
     typer.echo("InterviewSim demo: the shipped synthetic sample, offline model (a smoke-test baseline, "
                "not a judge of quality)")
     code = _materialise(cfg, None, None, None, verbose)
     root = Path(cfg.data_root)
     if code == 0:
-        from interviewsim_dagster.defs.report import report_paths
+        from interviewsim_core.pipeline.steps import report_paths
 
         report = report_paths(root)
         typer.echo("")

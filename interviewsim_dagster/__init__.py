@@ -5,7 +5,7 @@
 
 import warnings
 
-from dagster._utils.warnings import BetaWarning, PreviewWarning
+from dagster import BetaWarning, PreviewWarning
 
 # Deliberate uses of beta/preview APIs (backfill_policy, partitioned asset checks, the multi-to-single
 # partition mapping): their warnings say nothing a user can act on, so they stay off every command.

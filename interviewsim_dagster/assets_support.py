@@ -1,21 +1,16 @@
-"""What every asset decorator shares: resource keys, the backfill policy, pools and code versions.
+"""What every asset shares: resource keys, the backfill policy, pools, partition cells.
 
-Code versions are the mechanism behind "re-score when a judge changes": a model-calling asset's
-version is the identity of the models it asks (output-affecting config + prompt-contract and parser
-versions, ``EvalConfig``'s ``judge_identity``) plus any setting that changes its rows. Change a
-judge and exactly the judgment assets change version; their downstream shows as stale.
+Code versions (the mechanism behind "re-score when a judge changes") are core's
+``Step.code_version``: the identity of the models a step asks plus the settings that change its rows.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 
 import dagster as dg
 
 from interviewsim_core.llm.types import ModelConfig
-from interviewsim_core.pipeline.config import judge_identity
 
 from .defs.corpus.partitions import dims_of
 
@@ -28,16 +23,6 @@ SINGLE_RUN = dg.BackfillPolicy.single_run()
 
 Dagster's per-run start-up (process, code load, event-log writes) is paid once, not per partition
 (``benchmarks/bench_orchestration.py`` measures the difference)."""
-
-
-def model_version(models: Iterable[ModelConfig], contracts: Sequence[str], **settings: object) -> str:
-    """Code version of an asset that asks ``models`` under ``contracts``; ``settings`` that change rows join it."""
-    blob = json.dumps(
-        {"models": sorted(judge_identity(m, tuple(contracts)) for m in models), "settings": settings},
-        sort_keys=True,
-        default=str,
-    )
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
 def provider_of(model: ModelConfig) -> str:
@@ -58,11 +43,6 @@ def pool_for(models: Iterable[ModelConfig]) -> str:
     return "llm_" + "_".join(sorted({provider_of(m) for m in models}))
 
 
-def personality_keys(context: dg.AssetExecutionContext | dg.AssetCheckExecutionContext) -> list[str]:
-    """Every personality partition this run covers (one, or a single-run backfill's range)."""
-    return [str(k) for k in context.partition_keys]
-
-
 def cells(
     context: dg.AssetExecutionContext | dg.AssetCheckExecutionContext, partitions_def: dg.PartitionsDefinition
 ) -> list[tuple[str, str, str]]:
@@ -72,11 +52,3 @@ def cells(
         dims = dims_of(partitions_def, key)
         out.append((str(key), dims["personality"], dims["method"]))
     return out
-
-
-def frame_for(frames: Mapping[str, object], key: str, asset: str):
-    """The upstream partition a downstream partition needs; missing means the upstream run is incomplete."""
-    try:
-        return frames[str(key)]
-    except KeyError:
-        raise KeyError(f"{asset}: partition {key!r} is not materialised; materialise it first") from None

@@ -1,22 +1,19 @@
-"""One gateway batch per run, however many partitions the run covers, and per-partition metadata.
+"""Per-partition metadata of a step, and the gateway's work during it.
 
-Dagster pays a process/run start-up per run; a model batch pays per-batch latency. A single-run
-backfill over N partitions would waste both if each partition planned and ran its own calls, so
-every model-calling asset plans all of its partitions first (core ``plan_*``), runs them through
-one ``run_calls`` (one ``Gateway.run_many`` event loop, per-model concurrency across partitions)
-and assembles each partition's table from the shared results (core ``assemble_*``).
+A single-run backfill over N partitions runs one gateway batch per round for all of them
+(``factory.py``); the ``step_*`` numbers here are the gateway's totals for that whole step, the
+per-partition numbers come from the rows' own call columns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import dagster as dg
 import pandas as pd
 
-from interviewsim_core.pipeline.calls import PlannedCall, Results, run_calls
 
 STAT_FIELDS = ("calls_made", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd", "failed", "invalid")
 _PREVIEW_ROWS = 10
@@ -37,22 +34,6 @@ def gateway_delta(gw: Any) -> Iterator[dict[str, float]]:
     yield out
     after = gateway_stats(gw)
     out.update({f"step_{f}": _num(after[f] - before[f]) for f in STAT_FIELDS})
-
-
-def run_partitioned(
-    context: dg.AssetExecutionContext,
-    gw: Any,
-    plans: Mapping[str, Sequence[PlannedCall]],
-    assemble: Callable[[list[PlannedCall], Results], pd.DataFrame],
-    *,
-    means: Sequence[str] = (),
-) -> dict[str, pd.DataFrame]:
-    """Run every partition's planned calls in one batch; return and describe one table per partition."""
-    with gateway_delta(gw) as step:
-        results = run_calls(gw, [p for planned in plans.values() for p in planned])
-    frames = {key: assemble(list(planned), results) for key, planned in plans.items()}
-    describe(context, frames, means=means, extra=step)
-    return frames
 
 
 def describe(
@@ -128,9 +109,3 @@ def _cell(value: Any) -> str:
 
 def _num(v: float) -> float | int:
     return int(v) if float(v).is_integer() else float(v)
-
-
-def concat(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
-    """All loaded partitions of an upstream as one frame (core steps accept multi-partition frames)."""
-    frames = [f for f in frames if f is not None]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -1,7 +1,7 @@
 """Parquet on local (or shared) disk: one file per asset partition, readable without Dagster.
 
 Layout under ``data_root`` is core's (``interviewsim_core.pipeline.storage``), so a Dagster run and
-``direct.run_evaluation`` write interchangeable files that users query with DuckDB/pandas:
+``runner.run_evaluation`` write interchangeable files that users query with DuckDB/pandas:
 
 - ``<root>/<asset>.parquet`` for unpartitioned assets (the leaderboard),
 - ``<root>/<asset>/<personality_id>.parquet`` for per-personality assets,

@@ -28,7 +28,12 @@ if TYPE_CHECKING:
 
 
 class EvalConfigResource(dg.ConfigurableResource):
-    """The evaluation settings as JSON: visible and editable in the launchpad, validated by EvalConfig."""
+    """The evaluation settings as JSON, so the launchpad shows what a run uses.
+
+    Not a per-run knob: the definitions (partitions, code versions, pools) are built from the same
+    config at load time, and every asset refuses a run whose copy here was edited
+    (``factory.checked_config``). Change the config file / environment and reload instead.
+    """
 
     config_json: str
     """``EvalConfig.model_dump_json()``; paths absolute so a run does not depend on its working directory."""
@@ -119,35 +124,24 @@ class GatewayResource(dg.ConfigurableResource):
 
 @functools.lru_cache(maxsize=8)
 def _gateway_for(cache_path: str, pid: int):
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from interviewsim_core.llm.cache import SqliteCache
-    from interviewsim_core.llm.gateway import Gateway
+    from interviewsim_core.factories import gateway_at
 
-    Path(cache_path).parent.mkdir(parents=True, exist_ok=True)
-    return Gateway(cache=SqliteCache(cache_path))
-
-
-def retrieval_inputs(cfg: EvalConfig, split: HeldOutSplit, methods) -> dict:
-    """Embedder, embedding cache and training-question matrix for the methods that retrieve, else nothing.
-
-    Built like ``direct.run_evaluation`` does, so a Dagster run and a direct run select the same context.
-    """
-    from interviewsim_core.strategies import resolve_method, train_question_matrix
-
-    if not any(resolve_method(m).needs_embedder for m in methods):
-        return {"embedder": None, "train_embeddings": None, "embedding_cache": None}
-    embedder = configured_embedder(cfg.embedding_model, cfg.effective_embedding_api_base)
-    cache = _embedding_cache(str(Path(cfg.data_root) / ".cache" / "embeddings"))
-    return {"embedder": embedder, "train_embeddings": train_question_matrix(split, embedder, cache),
-            "embedding_cache": cache}
+    return gateway_at(cache_path)
 
 
 @functools.lru_cache(maxsize=4)
 def configured_embedder(model: str, api_base: str | None) -> Embedder:
     """One embedder per process and model: litellm embedders keep a client worth reusing."""
-    from interviewsim_core.pipeline.direct import embedder_from
+    from interviewsim_core.factories import embedder_from
 
     return embedder_from(model, api_base)
+
+
+def embedding_cache(cfg: EvalConfig):
+    """The retrieval embedding cache of ``cfg``'s data root, one object per process and folder."""
+    from interviewsim_core.factories import embedding_cache_dir
+
+    return _embedding_cache(str(embedding_cache_dir(cfg)))
 
 
 @functools.lru_cache(maxsize=4)

@@ -16,9 +16,8 @@ lookups (``AutomationCondition.data_version_changed``) read whichever event is l
 
 from __future__ import annotations
 
-import functools
 import hashlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import dagster as dg
@@ -39,18 +38,8 @@ def content_version(df: pd.DataFrame, code_version: str | None) -> str:
     return digest[:24]
 
 
-def versioned(fn: Callable[..., Any]) -> Callable[..., Iterator[Any]]:
-    """Wrap an asset body returning a DataFrame or ``{partition_key: DataFrame}`` so it emits content versions."""
-
-    @functools.wraps(fn)
-    def body(context: dg.AssetExecutionContext, *args: Any, **kwargs: Any) -> Iterator[Any]:
-        result = fn(context, *args, **kwargs)
-        yield from versioned_output(context, result)
-
-    return body
-
-
 def versioned_output(context: dg.AssetExecutionContext, result: Any) -> Iterator[Any]:
+    """The asset's ``Output`` (a DataFrame or ``{partition_key: DataFrame}``) with content data versions."""
     key = context.asset_key
     code = context.assets_def.code_versions_by_key.get(key)
     frames: Mapping[Any, pd.DataFrame] = result if isinstance(result, Mapping) else {None: result}

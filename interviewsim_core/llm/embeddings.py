@@ -23,7 +23,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from ..atomic import atomic_write
+from ..atomic_files import atomic_write
 
 __all__ = ["Embedder", "HashingEmbedder", "EmbeddingCache", "cached_embed", "texts_digest"]
 

@@ -2,7 +2,7 @@
 
 Each step comes as ``plan_*`` (model calls to make, no model called) + ``assemble_*`` (results ->
 table) + a convenience verb doing both through a gateway. The Dagster assets wrap these; so does
-``direct.run_evaluation`` for runs without Dagster. Modules are imported lazily so that importing
+``runner.run_evaluation`` (the step table of ``steps.py`` run in dependency order) for runs without Dagster. Modules are imported lazily so that importing
 the config (the CLI does first) does not pull in every contract.
 """
 
@@ -18,9 +18,9 @@ _EXPORTS = {
     "partition_path": "storage", "write_frame": "storage", "read_frame": "storage",
     "PlannedCall": "calls", "run_calls": "calls",
     "split_table": "split_tables",
-    "build_fact_summary": "builders", "build_atomic_items": "builders", "build_mcq_items": "builders",
-    "plan_fact_summary": "builders", "plan_atomic_items": "builders", "plan_mcq_items": "builders",
-    "assemble_fact_summary": "builders", "assemble_atomic_items": "builders", "assemble_mcq_items": "builders",
+    "build_fact_summary": "references", "build_atomic_items": "references", "build_mcq_items": "references",
+    "plan_fact_summary": "references", "plan_atomic_items": "references", "plan_mcq_items": "references",
+    "assemble_fact_summary": "references", "assemble_atomic_items": "references", "assemble_mcq_items": "references",
     "generate_responses": "generation", "plan_generations": "generation", "assemble_generations": "generation",
     "judge_reference_personality": "judges", "judge_generated_personality": "judges",
     "judge_content_similarity": "judges", "judge_factual_consistency": "judges",
@@ -31,7 +31,7 @@ _EXPORTS = {
     "answer_mcqs": "mcq", "plan_mcq_answers": "mcq", "assemble_mcq_answers": "mcq",
     "score_method": "scoring", "build_leaderboard": "scoring",
     "heldout_leaks": "leaks", "LeakDetector": "leaks",
-    "run_evaluation": "direct",
+    "run_evaluation": "runner", "STEPS": "steps", "Step": "steps",
 }
 
 __all__ = sorted(_EXPORTS)

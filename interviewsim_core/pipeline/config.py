@@ -1,6 +1,6 @@
 """The one configuration object of an evaluation run, and where its values come from.
 
-Every entry point (``interviewsim run``, the Dagster resources, ``direct.run_evaluation``, a
+Every entry point (``interviewsim run``, the Dagster resources, ``runner.run_evaluation``, a
 notebook) builds an ``EvalConfig`` the same way, so a run launched from the UI and one launched
 from a shell with the same settings do the same work. Precedence: flags > environment
 (``INTERVIEWSIM_*``) > config file (YAML or TOML) > defaults.
@@ -220,6 +220,31 @@ class EvalConfig(BaseModel):
             return cls(**layered)
         except ValidationError as exc:
             raise ConfigError(f"invalid configuration:\n{exc}") from exc
+
+    def resolved(self) -> EvalConfig:
+        """This config with every path absolute (``~`` expanded, relative to the working directory).
+
+        Done once where a process builds its config, so runs launched from the UI, the CLI and the
+        direct runner write to the same place whatever directory later code runs in.
+        """
+        updates: dict[str, Any] = {
+            "corpus": Path(self.corpus).expanduser().resolve(),
+            "data_root": Path(self.data_root).expanduser().resolve(),
+            "cache_path": self.effective_cache_path.expanduser().resolve(),
+        }
+        for name in ("premise_conclusions", "categories_csv"):
+            value = getattr(self, name)
+            if value is not None:
+                updates[name] = Path(value).expanduser().resolve()
+        return self.model_copy(update=updates)
+
+    @classmethod
+    def load_resolved(cls, env: Mapping[str, str] | None = None,
+                      overrides: Mapping[str, Any] | None = None) -> EvalConfig:
+        """``load`` from ``env`` (default: this process's environment) and ``overrides``, then ``resolved``."""
+        import os
+
+        return cls.load(env=os.environ if env is None else env, overrides=overrides).resolved()
 
 
 def _split_list(value: str) -> list[str]:

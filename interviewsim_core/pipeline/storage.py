@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
-from ..atomic import atomic_write
+from ..atomic_files import atomic_write
 from .tables import PER_METHOD, from_table, to_table
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+=@-]")

@@ -1,7 +1,7 @@
 """The premise pipeline: seed 002's two-pass judge over stored conclusions.
 
 ``conclusions`` (what is judged, with its window), ``verdict`` (the seed's combination in code),
-``pipeline`` (both passes through the gateway, the ``premise_verdicts`` table), ``metrics``
+``steps`` (both passes through the gateway, the ``premise_verdicts`` table), ``metrics``
 (headline numbers with CIs) and ``clustering`` (free-text labels, clustered offline).
 """
 
@@ -17,7 +17,7 @@ from .conclusions import (
     split_statements,
 )
 from .metrics import PremiseHeadline, attribution_split, cross_check, dominant_attribution, headline, rate_table
-from .pipeline import judge_conclusions, premise_verdicts_for
+from .steps import judge_conclusions, premise_verdicts_for
 from .verdict import Verdict, combine
 
 __all__ = [

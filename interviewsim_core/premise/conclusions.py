@@ -4,7 +4,7 @@ Three sources (issue 5):
 
 * fact-summary statements: a personality's fact summary split into single statements; the
   window is the held-out *responses* the summary was built from, in chronological order, because
-  that is all the fact-summary builder saw (``pipeline/builders.py`` hands it response texts, never
+  that is all the fact-summary builder saw (``pipeline/references.py`` hands it response texts, never
   the interviewer's questions);
 * atomic items: the item stated as a claim; the window is its source QA pair, question and
   response, because the atomic-item builder saw both;

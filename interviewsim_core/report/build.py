@@ -14,7 +14,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..atomic import atomic_write_text
+from ..atomic_files import atomic_write_text
 from ..llm.embeddings import Embedder
 from ..pipeline.tables import empty_frame
 from . import agreement, breakdowns, cost, leaderboard, mcq_analyses, overlap, paired

@@ -1,7 +1,7 @@
-"""Domain folders, each with the same file set (assets, partitions, checks, sensors, automation as needed).
+"""What Dagster adds around the assets, by domain: partitions, sensors, automation, checks.
 
-corpus: personality partitions and the held-out split; references: artefacts built from held-out
-answers (fact summary, atomic and MCQ items, reference Big Five); simulate: generations;
-evaluate: judgments, per-personality scores and the leaderboard; premise: the premise judge;
-report: the report asset (added by the report work, merged by ``definitions.py``).
+The assets themselves are not written here: ``factory.py`` builds every one from core's step table
+(``interviewsim_core.pipeline.steps``). corpus: personality partitions and the registration sensor;
+simulate: checks on generations and MCQ answers (held-out leaks, one row per question); evaluate:
+the automation conditions (re-score on judge change) and the invalid-output-rate check.
 """

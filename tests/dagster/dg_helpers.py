@@ -13,7 +13,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from interviewsim_dagster import launch  # noqa: E402
-from interviewsim_dagster.definitions import load_config  # noqa: E402
+from interviewsim_core.pipeline.config import EvalConfig  # noqa: E402
 
 PEOPLE = ("TINY_ALDER", "TINY_BRISK")
 METHODS = "simple,chrono-100,memory-10"
@@ -55,7 +55,7 @@ def write_person(corpus: Path, pid: str, doc: dict | None = None) -> Path:
 def make_config(corpus: Path, data_root: Path, **overrides):
     base = {"corpus": str(corpus), "data_root": str(data_root), "methods": METHODS}
     base.update(overrides)
-    return load_config(env={}, overrides=base)
+    return EvalConfig.load_resolved(env={}, overrides=base)
 
 
 def run_everything(defs, instance, cfg, **kw) -> list[launch.RunOutcome]:

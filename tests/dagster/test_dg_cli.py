@@ -59,7 +59,8 @@ def test_ui_uses_the_config_of_the_last_run(tiny_corpus, tmp_path, monkeypatch):
 
     from interviewsim_cli import app
     from interviewsim_cli.run_cmds import LAST_RUN_CONFIG
-    from interviewsim_dagster.definitions import build_definitions, load_config
+    from interviewsim_core.pipeline.config import EvalConfig
+    from interviewsim_dagster.definitions import build_definitions
 
     home = tmp_path / "home"
     monkeypatch.setenv("DAGSTER_HOME", str(home))
@@ -80,10 +81,10 @@ def test_ui_uses_the_config_of_the_last_run(tiny_corpus, tmp_path, monkeypatch):
     seen = _ui(monkeypatch)
     assert seen["config"] == str(saved) and str(saved) in seen["output"]
     assert seen["args"][1] == "dev"
-    ui_cfg = load_config(env={"INTERVIEWSIM_CONFIG": seen["config"]})
+    ui_cfg = EvalConfig.load_resolved(env={"INTERVIEWSIM_CONFIG": seen["config"]})
     assert ui_cfg.methods == ("simple", "wiki") and [j.name for j in ui_cfg.judges] == ["judge-x"]
     assert ui_cfg.data_root == (tmp_path / "data").resolve()
-    run_cfg = load_config(env={"INTERVIEWSIM_CONFIG": str(config)},
+    run_cfg = EvalConfig.load_resolved(env={"INTERVIEWSIM_CONFIG": str(config)},
                           overrides={"corpus": tiny_corpus, "data_root": tmp_path / "data"})
     versions = [
         {k.to_user_string(): g.get(k).code_version for k in g.get_all_asset_keys()}

@@ -12,7 +12,7 @@ from dg_helpers import PEOPLE, make_config, run_everything, write_person
 from interviewsim_core.pipeline.storage import partition_path, read_frame
 from interviewsim_dagster import launch
 from interviewsim_dagster.definitions import build_definitions
-from interviewsim_dagster.defs.report import report_paths
+from interviewsim_core.pipeline.steps import report_paths
 
 METHODS = "simple,chrono-100"
 SECTIONS = {"leaderboard", "paired_tests", "judge_agreement", "tag_breakdown", "category_breakdown", "mcq",
@@ -98,7 +98,7 @@ def test_leaderboard_metadata_carries_the_report_tables(small_run):
 
 def test_premise_partitions_show_the_attribution_split_first(small_run):
     meta = _latest(small_run["instance"], "premise_verdicts", PEOPLE[0])
-    names = list(meta)  # the IO manager's own entries (path, row_count) come first, then the asset's
+    names = list(meta)  # the IO manager's own entries (path, partitions_written) come first, then the asset's
     assert names.index("attribution_split") < min(names.index(n) for n in ("pass_rate", "rows", "preview"))
     for line in ("PRESENT_IN_WINDOW", "ABSENT_FROM_WINDOW", "ABSENT_EVERYWHERE"):
         assert line in meta["attribution_split"].value
@@ -120,3 +120,63 @@ def test_report_follows_a_changed_leaderboard_not_a_rewritten_one(small_run):
     assert all(o.success for o in launch.execute(defs2, instance, specs, progress=lambda _m: None))
     second = dg.evaluate_automation_conditions(defs=defs2, instance=instance, cursor=same.cursor)
     assert second.get_num_requested(dg.AssetKey("report")) == 1
+
+
+def test_one_personality_run_still_gets_its_leaderboard_and_report(tiny_corpus, tmp_path):
+    """One person means one pair per paired test: the report says p = 1 rather than failing the run."""
+    cfg = make_config(tiny_corpus, tmp_path / "data", methods=METHODS)
+    defs = build_definitions(cfg)
+    instance = dg.DagsterInstance.ephemeral()
+    outcomes = run_everything(defs, instance, cfg, personalities=[PEOPLE[0]])
+    assert all(o.success for o in outcomes)
+    doc = json.loads(report_paths(cfg.data_root).json.read_text())
+    assert doc["meta"]["personalities"] == [PEOPLE[0]]
+    tests = doc["sections"]["paired_tests"]["tables"]["paired_tests"]
+    assert tests and all(t["n"] == 1 and t["p_value"] == 1.0 for t in tests)
+
+
+def test_report_asset_uses_configured_methods_categories_and_embedder(small_run, tmp_path):
+    """A method dropped from the config (its Parquet still on disk) is left out; the configured
+    categories file and embedder are the ones the report uses."""
+    import shutil
+
+    from interviewsim_core.llm.embeddings import HashingEmbedder
+    from interviewsim_dagster.definitions import build_resources
+    from interviewsim_dagster.factory import build_step_assets
+
+    cfg = small_run["cfg"]
+    root = tmp_path / "data"
+    shutil.copytree(cfg.data_root, root)
+    cats = tmp_path / "cats.csv"
+    cats.write_text("personality_id,category\n" + "".join(f"{p},Group{i}\n" for i, p in enumerate(PEOPLE)))
+    narrowed = make_config(cfg.corpus, root, methods="simple", categories_csv=str(cats))
+    assert narrowed.categories_csv == cats.resolve()  # made absolute like every path of the resource
+    result = dg.materialize(build_step_assets(narrowed, only=("report",)), resources=build_resources(narrowed),
+                            instance=dg.DagsterInstance.ephemeral())
+    assert result.success
+    doc = json.loads(report_paths(root).json.read_text())
+    assert doc["meta"]["methods"] == ["simple"]
+    assert {r["method"] for r in doc["sections"]["leaderboard"]["tables"]["leaderboard"]} == {"simple"}
+    assert doc["sections"]["category_breakdown"]["status"] == "ok"
+    assert {r["group"] for r in doc["sections"]["category_breakdown"]["tables"]["by_category"]} == {
+        f"Group{i}" for i in range(len(PEOPLE))}
+    assert doc["sections"]["overlap"]["tables"]["summary"][0]["embedder"] == HashingEmbedder().name
+
+
+def test_leaderboard_parquet_and_report_json_show_the_same_intervals(small_run):
+    cfg = small_run["cfg"]
+    parquet = pd.read_parquet(cfg.data_root / "leaderboard.parquet").set_index(["method", "judge"])
+    board = json.loads(report_paths(cfg.data_root).json.read_text())["sections"]["leaderboard"]["tables"]["leaderboard"]
+    judges = sorted(parquet.index.get_level_values("judge").unique())
+    bounds = 0
+    for r in board:
+        for judge in [r["judge"]] if r["judge"] is not None else judges:
+            p = parquet.loc[(r["method"], judge)]
+            for key, col in (("value", r["metric"]), ("ci_low", f"{r['metric']}_ci_low"),
+                             ("ci_high", f"{r['metric']}_ci_high")):
+                if r[key] is None:
+                    assert pd.isna(p[col]), (r, col)
+                else:
+                    assert p[col] == pytest.approx(r[key], abs=1e-12), (r, col)
+                    bounds += key != "value"
+    assert bounds > 0

@@ -13,7 +13,8 @@ from dg_helpers import make_config
 from interviewsim_core.pipeline.storage import partition_path
 from interviewsim_core.pipeline.tables import schema_of
 from interviewsim_dagster import launch
-from interviewsim_dagster.definitions import build_definitions, load_config
+from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_dagster.definitions import build_definitions
 
 ASSET = dg.AssetKey("user_premise_verdicts")
 
@@ -62,7 +63,7 @@ def test_env_path_is_resolved_and_changing_file_or_judge_changes_the_code_versio
                                                                                   monkeypatch):
     monkeypatch.chdir(tmp_path)
     _jsonl(tmp_path / "mine.jsonl", RECORDS)
-    cfg = load_config(env={"INTERVIEWSIM_PREMISE_CONCLUSIONS": "mine.jsonl", "INTERVIEWSIM_CORPUS": str(tiny_corpus)})
+    cfg = EvalConfig.load_resolved(env={"INTERVIEWSIM_PREMISE_CONCLUSIONS": "mine.jsonl", "INTERVIEWSIM_CORPUS": str(tiny_corpus)})
     assert cfg.premise_conclusions == tmp_path / "mine.jsonl"  # absolute: UI and CLI runs read the same file
 
     def version(c) -> str:
@@ -74,7 +75,7 @@ def test_env_path_is_resolved_and_changing_file_or_judge_changes_the_code_versio
 
 
 def test_conclusions_version_joins_both_premise_code_versions(tiny_corpus, tmp_path, monkeypatch):
-    from interviewsim_dagster.defs.premise import assets as premise_assets
+    from interviewsim_core.premise import conclusions
 
     file = _jsonl(tmp_path / "mine.jsonl", RECORDS)
     cfg = make_config(tiny_corpus, tmp_path / "data", methods="simple", premise_conclusions=str(file))
@@ -85,7 +86,7 @@ def test_conclusions_version_joins_both_premise_code_versions(tiny_corpus, tmp_p
         return tuple(graph.get(k).code_version for k in keys)
 
     before = versions()
-    monkeypatch.setattr(premise_assets, "CONCLUSIONS_VERSION", premise_assets.CONCLUSIONS_VERSION + "-next")
+    monkeypatch.setattr(conclusions, "CONCLUSIONS_VERSION", conclusions.CONCLUSIONS_VERSION + "-next")
     after = versions()
     assert all(a != b for a, b in zip(before, after))
 

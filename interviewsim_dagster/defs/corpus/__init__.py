@@ -1,1 +1,1 @@
-"""Personalities as partitions: registered from the corpus folder, split chronologically."""
+"""Personalities as partitions: registered from the corpus folder by a sensor."""

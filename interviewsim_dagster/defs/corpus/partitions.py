@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import warnings
 
 import dagster as dg
-from dagster._utils.warnings import BetaWarning
+from dagster import BetaWarning
 
 PERSONALITY = "personality"
 METHOD = "method"

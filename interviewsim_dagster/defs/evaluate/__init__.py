@@ -1,1 +1,1 @@
-"""Judgments, per-personality scores and the leaderboard; re-scored automatically when a judge changes."""
+"""Automation conditions (re-score when a judge changes) and the invalid-output-rate check."""

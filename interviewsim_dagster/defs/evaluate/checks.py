@@ -8,7 +8,9 @@ fewer judgments. The threshold is ``EvalConfig.invalid_rate_threshold``.
 import dagster as dg
 import pandas as pd
 
-from ...resources import EvalConfigResource
+from interviewsim_core.pipeline.config import EvalConfig
+
+from ...factory import checked_config
 
 INVALID_RATE = "invalid_output_rate_under_threshold"
 
@@ -24,7 +26,7 @@ def invalid_rate(df: pd.DataFrame) -> tuple[int, int]:
     return bad, total
 
 
-def build_invalid_rate_check(asset: dg.AssetsDefinition) -> dg.AssetChecksDefinition:
+def build_invalid_rate_check(asset: dg.AssetsDefinition, cfg: EvalConfig) -> dg.AssetChecksDefinition:
     """The check for one asset; its single non-resource parameter is the asset itself (all run partitions)."""
     name = asset.key.path[-1]
 
@@ -33,10 +35,10 @@ def build_invalid_rate_check(asset: dg.AssetsDefinition) -> dg.AssetChecksDefini
         name=INVALID_RATE,
         partitions_def=asset.partitions_def,
         description=f"Share of invalid or failed model outputs in {name} is at most the configured threshold.",
+        required_resource_keys={"eval_config"},
     )
-    def _check(context: dg.AssetCheckExecutionContext, frames: dict,
-               eval_config: EvalConfigResource) -> dg.AssetCheckResult:
-        threshold = eval_config.get().invalid_rate_threshold
+    def _check(context: dg.AssetCheckExecutionContext, frames: dict) -> dg.AssetCheckResult:
+        threshold = checked_config(context, cfg).invalid_rate_threshold
         over: dict[str, float] = {}
         bad_total = calls_total = 0
         for key, df in frames.items():

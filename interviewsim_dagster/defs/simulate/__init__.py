@@ -1,1 +1,1 @@
-"""The simulated answers: one generation per held-out question, per personality and method."""
+"""Checks on the simulated answers (generations, MCQ answers): held-out leaks, one generation per question."""

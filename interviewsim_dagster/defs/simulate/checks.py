@@ -8,19 +8,30 @@ keeps the prompts actually sent, for audits of older runs.
 
 import dagster as dg
 
+from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_core.pipeline.leaks import LeakDetector
+from interviewsim_core.pipeline.steps import BY_NAME
 
 from ...assets_support import cells
+from ...factory import Partitions, cell_inputs, checked_config, plan_cells, run_cells, step_env
 from ...io_managers import ALLOW_MISSING
-from ...resources import CorpusResource, EvalConfigResource
+from ...resources import CorpusResource
 from ..corpus.partitions import to_personality
-from .assets import plan_generation_cells, plan_mcq_cells
+
+
+def replan(context, cfg: EvalConfig, step_name: str, loaded: dict) -> dict:
+    """The planned calls of ``step_name`` for the check's partitions, through the step's own ``plan``."""
+    step = BY_NAME[step_name]
+    parts = Partitions(cfg)
+    run_cfg = checked_config(context, cfg)
+    keyed = run_cells(context, step, parts)
+    return plan_cells(step, step_env(context, run_cfg), keyed, cell_inputs(step, keyed, loaded, parts))
 
 NO_HELDOUT_IN_PROMPTS = "no_heldout_text_in_generation_prompts"
 ONE_PER_QUESTION = "one_generation_per_heldout_question"
 
 
-def build_checks(generations: dg.AssetsDefinition) -> list[dg.AssetChecksDefinition]:
+def build_checks(generations: dg.AssetsDefinition, cfg: EvalConfig) -> list[dg.AssetChecksDefinition]:
     pxm = generations.partitions_def
 
     @dg.asset_check(
@@ -31,12 +42,11 @@ def build_checks(generations: dg.AssetsDefinition) -> list[dg.AssetChecksDefinit
         additional_ins={"fact_summary": dg.AssetIn(partition_mapping=to_personality,
                                                    metadata={ALLOW_MISSING: True})},
         description="No held-out response and no fact-summary sentence appears verbatim in any generation prompt.",
+        required_resource_keys={"eval_config", "corpus"},
     )
-    def no_heldout_in_prompts(context: dg.AssetCheckExecutionContext, fact_summary: dict,
-                              eval_config: EvalConfigResource, corpus: CorpusResource) -> dg.AssetCheckResult:
-        run_cells = cells(context, pxm)
-        plans = plan_generation_cells(eval_config.get(), corpus, run_cells)
-        return _leak_result(run_cells, plans, fact_summary, corpus)
+    def no_heldout_in_prompts(context: dg.AssetCheckExecutionContext, fact_summary: dict) -> dg.AssetCheckResult:
+        plans = replan(context, cfg, "generations", {})
+        return _leak_result(cells(context, pxm), plans, fact_summary, context.resources.corpus)
 
     @dg.asset_check(
         asset=generations,
@@ -68,7 +78,7 @@ def build_checks(generations: dg.AssetsDefinition) -> list[dg.AssetChecksDefinit
 NO_HELDOUT_IN_MCQ_PROMPTS = "no_heldout_text_in_mcq_answering_prompts"
 
 
-def build_mcq_checks(mcq_answers: dg.AssetsDefinition) -> list[dg.AssetChecksDefinition]:
+def build_mcq_checks(mcq_answers: dg.AssetsDefinition, cfg: EvalConfig) -> list[dg.AssetChecksDefinition]:
     """The leak check for MCQ answering: its prompts carry context chosen by the same selectors.
 
     The items being asked derive from held-out answers by design, so each prompt's own item
@@ -87,12 +97,12 @@ def build_mcq_checks(mcq_answers: dg.AssetsDefinition) -> list[dg.AssetChecksDef
         },
         description="Apart from the items asked, no held-out response and no fact-summary sentence appears "
         "verbatim in any MCQ-answering prompt.",
+        required_resource_keys={"eval_config", "corpus"},
     )
-    def no_heldout_in_mcq_prompts(context: dg.AssetCheckExecutionContext, mcq_items: dict, fact_summary: dict,
-                                  eval_config: EvalConfigResource, corpus: CorpusResource) -> dg.AssetCheckResult:
-        run_cells = cells(context, pxm)
-        plans = plan_mcq_cells(eval_config.get(), corpus, mcq_items, run_cells)
-        return _leak_result(run_cells, plans, fact_summary, corpus, mcq_exempt)
+    def no_heldout_in_mcq_prompts(context: dg.AssetCheckExecutionContext, mcq_items: dict,
+                                  fact_summary: dict) -> dg.AssetCheckResult:
+        plans = replan(context, cfg, "mcq_answers", {"mcq_items": mcq_items})
+        return _leak_result(cells(context, pxm), plans, fact_summary, context.resources.corpus, mcq_exempt)
 
     return [no_heldout_in_mcq_prompts]
 

@@ -11,7 +11,8 @@ from fakes import ScriptedGateway
 
 from interviewsim_core.errors import ConfigError
 from interviewsim_core.pipeline.config import EvalConfig
-from interviewsim_core.pipeline.direct import ASSET_ORDER, make_gateway, run_evaluation
+from interviewsim_core.factories import make_gateway
+from interviewsim_core.pipeline.runner import TABLE_STEPS, run_evaluation
 from interviewsim_core.pipeline.storage import partition_path, read_frame
 from interviewsim_core.pipeline.tables import KEY_COLUMNS, LEADERBOARD_METRICS, PER_METHOD, SCHEMAS
 
@@ -32,12 +33,14 @@ def run(tmp_path_factory):
 
 def test_returns_every_table_with_its_schema_and_unique_keys(run):
     _, gw, tables, lines = run
-    assert list(tables) == list(ASSET_ORDER)
+    assert list(tables) == list(TABLE_STEPS)
     for name, df in tables.items():
         assert list(df.columns) == SCHEMAS[name].names, name
         assert not df.duplicated(list(KEY_COLUMNS[name])).any(), name
-    assert gw.batches == 3  # one gateway batch per stage, across all partitions
-    assert any("stage 3/3" in line for line in lines)
+    # One gateway batch per wave, across all steps and partitions ready in it: (1) builders, reference PS,
+    # generations; (2) MCQ items, judgments, premise pass 1; (3) MCQ answering, premise pass 2.
+    assert gw.batches == 3
+    assert [line.split(":")[0] for line in lines if line.startswith("wave")] == ["wave 1", "wave 2", "wave 3"]
 
 
 def test_row_counts(run, splits):
@@ -58,7 +61,7 @@ def test_parquet_layout_matches_returned_tables(run):
     cfg, _, t, _ = run
     root = cfg.data_root
     for name, df in t.items():
-        if name == "leaderboard":
+        if name in ("leaderboard", "user_premise_verdicts"):
             back = read_frame(partition_path(root, name))
         elif name in PER_METHOD:
             back = pd.concat([read_frame(partition_path(root, name, p, m)) for p in PIDS for m in METHODS])
@@ -111,8 +114,8 @@ def test_real_gateway_offline_model_and_cache(tmp_path):
 
 
 def test_embedder_choice_follows_config():
+    from interviewsim_core.factories import make_embedder
     from interviewsim_core.llm.embeddings import HashingEmbedder
-    from interviewsim_core.pipeline.direct import make_embedder
 
     assert isinstance(make_embedder(EvalConfig()), HashingEmbedder)
     remote = make_embedder(EvalConfig(embedding_model="openai/text-embedding-3-small",

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from interviewsim_core.contracts import generation as generation_contract
-from interviewsim_core.pipeline import builders, generation, mcq
+from interviewsim_core.pipeline import references, generation, mcq
 from interviewsim_core.pipeline.leaks import LeakDetector, heldout_leaks, sentences
 from interviewsim_core.strategies import GenerationContext
 
@@ -21,9 +21,9 @@ def artefacts(splits, models):
     gw = ScriptedGateway()
     out = {}
     for pid, sp in splits.items():
-        fact = builders.build_fact_summary(sp, models["builder"], gw)
-        atomic = builders.build_atomic_items(sp, models["builder"], gw)
-        items = builders.build_mcq_items(sp, atomic, models["builder"], gw, seed=0)
+        fact = references.build_fact_summary(sp, models["builder"], gw)
+        atomic = references.build_atomic_items(sp, models["builder"], gw)
+        items = references.build_mcq_items(sp, atomic, models["builder"], gw, seed=0)
         out[pid] = (fact, items)
     return out
 

@@ -38,7 +38,7 @@ CHILD = textwrap.dedent(
     from pathlib import Path
     from interviewsim_core.llm.types import ModelConfig
     from interviewsim_core.pipeline.config import EvalConfig
-    from interviewsim_core.pipeline.direct import run_evaluation
+    from interviewsim_core.pipeline.runner import run_evaluation
 
     model = ModelConfig(model="openai/fake-model", api_base=os.environ["FAKE_BASE"],
                         api_key_env="FAKE_PROVIDER_KEY", max_concurrency=int(os.environ["FAKE_C"]))

@@ -11,7 +11,7 @@ from fakes import Fail, ScriptedGateway, user_text, valid_reply
 
 from interviewsim_core.contracts import personality
 from interviewsim_core.contracts.mcq_generation import KINDS_BY_COUNT
-from interviewsim_core.pipeline import builders, generation, judges, mcq
+from interviewsim_core.pipeline import references, generation, judges, mcq
 from interviewsim_core.pipeline.calls import run_calls
 from interviewsim_core.pipeline.scoring import score_method
 from interviewsim_core.pipeline.split_tables import split_table
@@ -26,9 +26,9 @@ def check_schema(df: pd.DataFrame, name: str) -> None:
 @pytest.fixture(scope="module")
 def built(split, models):
     gw = ScriptedGateway()
-    fact = builders.build_fact_summary(split, models["builder"], gw)
-    atomic = builders.build_atomic_items(split, models["builder"], gw)
-    items = builders.build_mcq_items(split, atomic, models["builder"], gw, seed=3, option_counts=(3, 4))
+    fact = references.build_fact_summary(split, models["builder"], gw)
+    atomic = references.build_atomic_items(split, models["builder"], gw)
+    items = references.build_mcq_items(split, atomic, models["builder"], gw, seed=3, option_counts=(3, 4))
     ref = judges.judge_reference_personality(split, models["judges"], gw)
     return {"fact": fact, "atomic": atomic, "items": items, "ref": ref}
 
@@ -42,7 +42,7 @@ def test_split_table(split):
 
 
 def test_fact_summary_sees_only_this_personalitys_heldout_responses(split, splits, models):
-    planned = builders.plan_fact_summary(split, models["builder"])
+    planned = references.plan_fact_summary(split, models["builder"])
     assert len(planned) == 1
     text = user_text(planned[0].request)
     for p in split.test_pairs:
@@ -69,7 +69,7 @@ def test_builder_tables(split, built, models):
         assert rec["kinds"][rec["labels"].index(rec["correct_label"])] == "correct"
         assert sorted(rec["kinds"]) == sorted(KINDS_BY_COUNT[n])  # roles kept through the shuffle
         assert rec["shuffle_seed"] == f"3:{rec['personality_id']}:{rec['item_id']}"
-    again = builders.build_mcq_items(split, built["atomic"], models["builder"],
+    again = references.build_mcq_items(split, built["atomic"], models["builder"],
                                      ScriptedGateway(), seed=3)
     assert again["correct_label"].tolist() == items["correct_label"].tolist()  # reproducible shuffle
 
@@ -227,7 +227,7 @@ def test_reask_recovers_and_tokens_sum_once_per_group(split, built, models, embe
 def test_invalid_upstream_items_are_skipped(split, built, models, embedder):
     atomic = built["atomic"].copy()
     atomic.loc[0, "status"] = "invalid"
-    planned = builders.plan_mcq_items(split, atomic, models["builder"], (3,))
+    planned = references.plan_mcq_items(split, atomic, models["builder"], (3,))
     assert len(planned) == len(split.test_pairs) - 1
     fact = built["fact"].assign(status="invalid")
     gens = generation.generate_responses(split, "simple", models["generator"], ScriptedGateway(), embedder)

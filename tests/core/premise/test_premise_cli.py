@@ -54,7 +54,7 @@ def test_offline_run_writes_parquet_and_prints_attribution_first(tmp_path):
 
 def test_embedding_flags_choose_the_label_clustering_embedder(tmp_path, monkeypatch):
     from interviewsim_core.llm.embeddings import HashingEmbedder
-    from interviewsim_core.pipeline import direct
+    from interviewsim_core import factories
 
     asked, embedded = [], []
 
@@ -69,7 +69,7 @@ def test_embedding_flags_choose_the_label_clustering_embedder(tmp_path, monkeypa
             embedded.extend(texts)
             return super().embed(texts)
 
-    monkeypatch.setattr(direct, "embedder_from", StandIn)
+    monkeypatch.setattr(factories, "embedder_from", StandIn)
     f = _write(tmp_path / "c.jsonl", RECORDS + [
         {"conclusion": "They changed it then.", "peer_id": "carol", "conclusion_id": "c3",
          "window": [{"speaker": "carol", "time": "message 9", "text": "We moved the launch to May."}]}])

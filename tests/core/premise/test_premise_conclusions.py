@@ -66,7 +66,7 @@ def test_fact_summary_without_source_ids_uses_every_heldout_response():
 
 def test_fact_summary_window_is_exactly_what_the_builder_was_given():
     from interviewsim_core.llm.types import ModelConfig
-    from interviewsim_core.pipeline.builders import plan_fact_summary
+    from interviewsim_core.pipeline.references import plan_fact_summary
 
     split = tiny_split()
     (planned,) = plan_fact_summary(split, ModelConfig(model="offline/builder"))

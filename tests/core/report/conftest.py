@@ -22,7 +22,8 @@ def small_run(tmp_path_factory) -> Path:
     """Data root of a finished small evaluation (Parquet under ``<root>/<asset>/...``)."""
     from interviewsim_core.llm.types import ModelConfig
     from interviewsim_core.pipeline.config import EvalConfig
-    from interviewsim_core.pipeline.direct import load_splits, make_gateway, run_evaluation
+    from interviewsim_core.factories import make_gateway
+    from interviewsim_core.pipeline.runner import load_splits, run_evaluation
     from interviewsim_core.pipeline.storage import partition_path, write_frame
     from interviewsim_core.premise import premise_verdicts_for
 

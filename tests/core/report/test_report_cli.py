@@ -33,7 +33,7 @@ def test_report_command_rejects_bad_inputs(tmp_path):
 
 def test_report_command_methods_pairs_and_embedder_flags(small_run, tmp_path, monkeypatch):
     from interviewsim_core.llm.embeddings import HashingEmbedder
-    from interviewsim_core.pipeline import direct
+    from interviewsim_core import factories
 
     asked = []
 
@@ -45,7 +45,7 @@ def test_report_command_methods_pairs_and_embedder_flags(small_run, tmp_path, mo
             asked.append((model, api_base))
             self.name = f"stand-in:{model}"
 
-    monkeypatch.setattr(direct, "embedder_from", Named)
+    monkeypatch.setattr(factories, "embedder_from", Named)
     out = tmp_path / "out"
     res = CliRunner().invoke(app, [
         "report", "--data-root", str(small_run), "--out", str(out), "--methods", "simple,chrono-100",

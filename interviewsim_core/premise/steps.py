@@ -2,7 +2,9 @@
 
 Pass 1 for every conclusion goes through the gateway as one batch, then pass 2 for every
 conclusion whose pass 1 parsed, as a second batch: pass 2 needs pass 1's JSON, and batching
-each pass lets the gateway run a whole partition concurrently. A pass-1 output that breaks its
+each pass lets the gateway run a whole partition concurrently. The passes are planned
+(``plan_pass1`` / ``plan_pass2``, no model called) and assembled (``assemble_verdicts``) apart so
+the evaluation graph's runner can put them into the same batches as other steps' calls. A pass-1 output that breaks its
 contract is re-asked by the gateway (the parser raises), then recorded ``invalid`` with its raw
 text; pass 2 is not run for it and the verdict is INVALID. A transport failure gives ERROR.
 Neither is counted as PASS or FAIL (``metrics.py`` reports them beside the pass rate).
@@ -21,7 +23,7 @@ import pandas as pd
 from ..contracts import premise as contract
 from ..contracts import version_of
 from ..llm.types import CallRequest, CallResult, ModelConfig
-from ..pipeline.calls import CallRunner, call_columns
+from ..pipeline.calls import CallRunner, PlannedCall, Results, call_columns, result_for, run_calls
 from ..pipeline.tables import CALL_COLUMNS, conform, empty_frame
 from ..split import HeldOutSplit
 from .conclusions import Conclusion, atomic_item_conclusions, fact_summary_conclusions
@@ -82,36 +84,48 @@ def _labels(r1: CallResult, r2: CallResult | None) -> list[str]:
     return out
 
 
-def judge_conclusions(
-    conclusions: Sequence[Conclusion], premise_judge: ModelConfig, gw: CallRunner
-) -> pd.DataFrame:
-    """Judge every conclusion with both passes; one ``premise_verdicts`` row per conclusion.
-
-    Args:
-        conclusions: what to judge; ``conclusion_id`` must be unique within the batch.
-        premise_judge: the model that answers both passes.
-        gw: the gateway (anything with ``run_many``).
-
-    Raises:
-        ValueError: two conclusions share an id.
-    """
+def _check_ids(conclusions: Sequence[Conclusion]) -> None:
     ids = [c.conclusion_id for c in conclusions]
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})
         raise ValueError(f"conclusion ids must be unique; repeated: {dup}")
-    if not conclusions:
+
+
+def plan_pass1(conclusions: Sequence[Conclusion], premise_judge: ModelConfig,
+               key_prefix: tuple = (TABLE,)) -> list[PlannedCall]:
+    """Pass 1 of every conclusion (the blind read); the conclusion rides along in the planned row.
+
+    Raises:
+        ValueError: two conclusions share an id.
+    """
+    _check_ids(conclusions)
+    return [PlannedCall((*key_prefix, c.conclusion_id, 1), premise_judge, pass1_request(c), {"conclusion": c})
+            for c in conclusions]
+
+
+def plan_pass2(pass1: Sequence[PlannedCall], results: Results) -> list[PlannedCall]:
+    """Pass 2 of every conclusion whose pass 1 parsed: it needs pass 1's JSON, hence a second batch."""
+    out = []
+    for p in pass1:
+        r1 = result_for(results, p.key)
+        if r1.status == "ok":
+            c = p.row["conclusion"]
+            out.append(PlannedCall((*p.key[:-1], 2), p.model, pass2_request(c, r1.value), p.row))
+    return out
+
+
+def assemble_verdicts(planned: Sequence[PlannedCall], results: Results) -> pd.DataFrame:
+    """One ``premise_verdicts`` row per pass-1 call of ``planned`` (pass-2 calls are matched by key)."""
+    pass1 = [p for p in planned if p.key[-1] == 1]
+    pass2 = {p.key[:-1]: p for p in planned if p.key[-1] == 2}
+    if not pass1:
         return empty_frame(TABLE)
-
-    req1 = [pass1_request(c) for c in conclusions]
-    res1 = gw.run_many([(premise_judge, r) for r in req1])
-    todo = [i for i, r in enumerate(res1) if r.status == "ok"]
-    req2 = {i: pass2_request(conclusions[i], res1[i].value) for i in todo}
-    res2_list = gw.run_many([(premise_judge, req2[i]) for i in todo]) if todo else []
-    res2: dict[int, CallResult] = dict(zip(todo, res2_list, strict=True))
-
     rows = []
-    for i, c in enumerate(conclusions):
-        r1, r2 = res1[i], res2.get(i)
+    for p1 in pass1:
+        c: Conclusion = p1.row["conclusion"]
+        r1 = result_for(results, p1.key)
+        p2 = pass2.get(p1.key[:-1])
+        r2 = result_for(results, p2.key) if p2 is not None else None
         v = _verdict_for(r1, r2)
         rows.append(
             {
@@ -128,11 +142,33 @@ def judge_conclusions(
                 "attributions": [a.attribution for a in v.attributions],
                 "pass1_json": r1.value.to_json() if r1.status == "ok" else None,
                 "pass2_json": r2.value.to_json() if r2 is not None and r2.status == "ok" else None,
-                **_prefixed(PASS1_PREFIX, call_columns(premise_judge, req1[i], r1)),
-                **_prefixed(PASS2_PREFIX, call_columns(premise_judge, req2[i], r2) if r2 is not None else None),
+                **_prefixed(PASS1_PREFIX, call_columns(p1.model, p1.request, r1)),
+                **_prefixed(PASS2_PREFIX, call_columns(p2.model, p2.request, r2) if p2 is not None else None),
             }
         )
     return conform(pd.DataFrame(rows), TABLE)
+
+
+def judge_conclusions(
+    conclusions: Sequence[Conclusion], premise_judge: ModelConfig, gw: CallRunner
+) -> pd.DataFrame:
+    """Judge every conclusion with both passes; one ``premise_verdicts`` row per conclusion.
+
+    Args:
+        conclusions: what to judge; ``conclusion_id`` must be unique within the batch.
+        premise_judge: the model that answers both passes.
+        gw: the gateway (anything with ``run_many``).
+
+    Raises:
+        ValueError: two conclusions share an id.
+    """
+    pass1 = plan_pass1(conclusions, premise_judge)
+    if not pass1:
+        return empty_frame(TABLE)
+    results = run_calls(gw, pass1)
+    pass2 = plan_pass2(pass1, results)
+    results.update(run_calls(gw, pass2))
+    return assemble_verdicts([*pass1, *pass2], results)
 
 
 def premise_verdicts_for(

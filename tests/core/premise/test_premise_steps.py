@@ -20,7 +20,7 @@ from interviewsim_core.llm.types import ModelConfig
 from interviewsim_core.pipeline.storage import read_frame, write_frame
 from interviewsim_core.pipeline.tables import schema_of
 from interviewsim_core.premise.conclusions import NO_DATES_NOTE
-from interviewsim_core.premise.pipeline import judge_conclusions, premise_verdicts_for
+from interviewsim_core.premise.steps import judge_conclusions, premise_verdicts_for
 
 SUMMARY = "P1 spoke about Boston. P1 also plays tennis."
 

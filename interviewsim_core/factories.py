@@ -1,0 +1,56 @@
+"""The one place that builds the gateway and the embedder from configuration.
+
+The direct runner, the Dagster resources and the CLI commands all get their gateway and embedder
+here, so a cache path, a transport or an embedding server is chosen the same way whatever
+launched the run. Heavy modules (litellm, the SQLite cache) are imported only when asked for.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .llm.embeddings import Embedder
+    from .llm.gateway import Gateway
+    from .pipeline.config import EvalConfig
+
+
+def gateway_at(cache_path: Path | str) -> Gateway:
+    """A gateway whose persistent SQLite cache is ``cache_path`` (parent folders created)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from .llm.cache import SqliteCache
+    from .llm.gateway import Gateway
+
+    path = Path(cache_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return Gateway(cache=SqliteCache(path))
+
+
+def make_gateway(config: EvalConfig) -> Gateway:
+    """The gateway of a run: the SQLite cache at the configured path."""
+    return gateway_at(config.effective_cache_path)
+
+
+def embedder_from(model: str, api_base: str | None = None) -> Embedder:
+    """The embedder for a model string: hashing offline, else litellm (imported only when asked for)."""
+    from .pipeline.config import OFFLINE_EMBEDDING
+
+    if model == OFFLINE_EMBEDDING:
+        from .llm.embeddings import HashingEmbedder
+
+        return HashingEmbedder()
+    from .llm.litellm_embedder import LiteLLMEmbedder
+
+    return LiteLLMEmbedder(model, api_base=api_base)
+
+
+def make_embedder(config: EvalConfig) -> Embedder:
+    """The configured embedder (model and effective embedding server of ``config``)."""
+    return embedder_from(config.embedding_model, config.effective_embedding_api_base)
+
+
+def embedding_cache_dir(config: EvalConfig) -> Path:
+    """Where retrieval embeddings are cached: ``<data_root>/.cache/embeddings``."""
+    return Path(config.data_root) / ".cache" / "embeddings"

@@ -1,0 +1,529 @@
+"""The evaluation graph, defined once: every step with its partitioning, inputs, models and functions.
+
+``STEPS`` is the only place the graph is wired. The direct runner (``runner.py``) runs it in
+dependency order in one process; the Dagster factory (``interviewsim_dagster/factory.py``) turns
+each step into an asset (partitions, inputs with partition mappings, pool, code version, automation,
+description). A test checks the two hold the same steps and edges.
+
+A step is one of two kinds:
+
+* a **model step** (``plan`` + ``assemble``, optionally ``replan``): ``plan`` returns the calls one
+  partition (a ``Cell``) needs, no model called; the runner batches the calls of every ready step
+  and partition into one gateway batch, then ``assemble`` turns the results into the partition's
+  table. ``replan`` gives a further round that needs the previous round's results (the premise
+  judge's pass 2 reads pass 1), batched with whatever else is ready at that point.
+* a **compute step** (``compute``): a pure function of its inputs and the split (the held-out split
+  table, the scores, the leaderboard, the report).
+
+Inputs name an upstream step and how a partition maps onto it (``Mapping``). What a step receives
+for an input, per mapping (``Step.inputs`` order):
+
+* ``SAME``: the upstream table of the same partition;
+* ``PERSONALITY``: a P x M step reading a P step gets its personality's table; a P step reading a
+  P x M step gets ``{method: table}`` of the methods present;
+* ``ALL``: ``{Cell: table}`` of every upstream partition present.
+
+An input with ``load=False`` is an ordering edge only (the step reads the split or the data root).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import pandas as pd
+
+from .calls import PlannedCall, Results
+from .config import EvalConfig, judge_identity
+
+if TYPE_CHECKING:
+    from ..split import HeldOutSplit
+
+
+class Partitioning(str, Enum):
+    NONE = "none"
+    PERSONALITY = "P"
+    PERSONALITY_METHOD = "PxM"
+
+
+class InputMapping(str, Enum):
+    """How a partition of a step maps onto the partitions of one of its inputs (see the module doc)."""
+
+    SAME = "same"
+    PERSONALITY = "personality"
+    ALL = "all"
+
+
+class Trigger(str, Enum):
+    """When an orchestrator should re-run a step on its own (Dagster: the automation condition)."""
+
+    UPSTREAM = "upstream"
+    """A partition is newly missing or an upstream partition was updated."""
+    JUDGE_CHANGE = "judge_change"
+    """As ``UPSTREAM``, and also when the identity of the models it calls changes (re-score)."""
+    ANY_UPSTREAM = "any_upstream"
+    """After any upstream update, reading whatever upstream partitions exist (missing ones allowed)."""
+
+
+class Role(str, Enum):
+    """Which configured model(s) a step calls; ``models_for`` resolves them from an ``EvalConfig``."""
+
+    GENERATOR = "generator"
+    JUDGES = "judges"
+    BUILDER = "builder"
+    PREMISE_JUDGE = "premise_judge"
+
+
+class Cell(NamedTuple):
+    """One partition of a step: (personality, method), either ``None`` when the step is not split by it."""
+
+    personality: str | None = None
+    method: str | None = None
+
+
+@dataclass(frozen=True)
+class Input:
+    step: str
+    mapping: InputMapping = InputMapping.SAME
+    load: bool = True
+    """False: an ordering edge only (the step reads the split or the data root, not this table)."""
+    allow_missing: bool = False
+    """Read the upstream partitions that exist; a method not run yet is absent, not an error."""
+
+
+class StepEnv:
+    """What a step reads besides its upstream tables: the config, the splits, the retrieval inputs.
+
+    Built once per run by the runner (from a loaded corpus) or per Dagster step (from resources);
+    ``split`` and ``embedder`` are supplied by the caller so each keeps its own caching.
+    """
+
+    def __init__(self, config: EvalConfig, split: Callable[[str], HeldOutSplit],
+                 embedder: Callable[[], Any] | None = None, embedding_cache: Any = None):
+        self.config = config
+        self._split = split
+        self._embedder = embedder
+        self.embedding_cache = embedding_cache
+        self._train: dict[str, Any] = {}
+
+    def split(self, personality_id: str) -> HeldOutSplit:
+        return self._split(personality_id)
+
+    @cached_property
+    def embedder(self):
+        if self._embedder is None:
+            from ..factories import make_embedder
+
+            return make_embedder(self.config)
+        return self._embedder()
+
+    def retrieval(self, personality_id: str, method: str) -> dict[str, Any]:
+        """Embedder, training-question matrix and embedding cache when ``method`` retrieves, else nothing."""
+        from ..strategies import resolve_method, train_question_matrix
+
+        if not resolve_method(method).needs_embedder:
+            return {"embedder": None, "train_embeddings": None, "embedding_cache": None}
+        if personality_id not in self._train:
+            self._train[personality_id] = train_question_matrix(self.split(personality_id), self.embedder,
+                                                                self.embedding_cache)
+        return {"embedder": self.embedder, "train_embeddings": self._train[personality_id],
+                "embedding_cache": self.embedding_cache}
+
+
+PlanFn = Callable[[StepEnv, Cell, dict[str, Any]], list[PlannedCall]]
+ReplanFn = Callable[[StepEnv, Cell, list[PlannedCall], Results], list[PlannedCall]]
+AssembleFn = Callable[[StepEnv, Cell, list[PlannedCall], Results], pd.DataFrame]
+ComputeFn = Callable[[StepEnv, Cell, dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    partitioning: Partitioning
+    group: str
+    description: str
+    inputs: tuple[Input, ...] = ()
+    roles: tuple[Role, ...] = ()
+    contracts: tuple[str, ...] = ()
+    """Prompt contracts the step's calls use: with the models' identities, they make its code version."""
+    plan: PlanFn | None = None
+    replan: ReplanFn | None = None
+    assemble: AssembleFn | None = None
+    compute: ComputeFn | None = None
+    version_settings: Callable[[EvalConfig], dict[str, Any]] = field(default=lambda cfg: {})
+    """Settings that change the rows besides the models (seed, options, embedding model)."""
+    trigger: Trigger = Trigger.UPSTREAM
+    means: tuple[str, ...] = ()
+    """Numeric columns whose mean an orchestrator shows per partition."""
+    writes_files: bool = False
+    """True: the step writes files of its own under the data root (the report), not a table."""
+    enabled: Callable[[EvalConfig], bool] = field(default=lambda cfg: True)
+
+    @property
+    def calls_models(self) -> bool:
+        return self.plan is not None
+
+    def models(self, cfg: EvalConfig) -> list:
+        return [m for role in self.roles for m in models_for(cfg, role)]
+
+    def code_version(self, cfg: EvalConfig) -> str | None:
+        """The models' identities (output-affecting config, prompt and parser versions) + row settings.
+
+        ``None`` for compute steps: their code is their version. A judge change changes exactly the
+        versions of the steps that call the judges, which is what re-scoring keys on.
+        """
+        if not self.calls_models:
+            return None
+        return model_version(self.models(cfg), self.contracts, **self.version_settings(cfg))
+
+
+def models_for(cfg: EvalConfig, role: Role) -> list:
+    return {
+        Role.GENERATOR: lambda: [cfg.effective_generator],
+        Role.JUDGES: lambda: list(cfg.effective_judges),
+        Role.BUILDER: lambda: [cfg.effective_builder],
+        Role.PREMISE_JUDGE: lambda: [cfg.effective_premise_judge],
+    }[role]()
+
+
+def model_version(models: Iterable, contracts: Sequence[str], **settings: object) -> str:
+    """Code version of a step asking ``models`` under ``contracts``; ``settings`` that change rows join it."""
+    blob = json.dumps(
+        {"models": sorted(judge_identity(m, tuple(contracts)) for m in models), "settings": settings},
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+# ---- the step functions ------------------------------------------------------------------------
+# Thin adapters from (env, cell, inputs) to the core functions of each step module.
+
+def _split_table(env: StepEnv, cell: Cell, inputs: dict) -> pd.DataFrame:
+    from .split_tables import split_table
+
+    return split_table(env.split(cell.personality))
+
+
+def _plan_fact_summary(env, cell, inputs):
+    from . import references
+
+    return references.plan_fact_summary(env.split(cell.personality), env.config.effective_builder)
+
+
+def _plan_atomic_items(env, cell, inputs):
+    from . import references
+
+    return references.plan_atomic_items(env.split(cell.personality), env.config.effective_builder)
+
+
+def _plan_mcq_items(env, cell, inputs):
+    from . import references
+
+    return references.plan_mcq_items(env.split(cell.personality), inputs["atomic_items"],
+                                     env.config.effective_builder, env.config.mcq_options)
+
+
+def _assemble_mcq_items(env, cell, planned, results):
+    from . import references
+
+    return references.assemble_mcq_items(planned, results, env.config.seed)
+
+
+def _plan_reference_personality(env, cell, inputs):
+    from . import judges
+
+    return judges.plan_reference_personality(env.split(cell.personality), env.config.effective_judges)
+
+
+def _plan_generations(env, cell, inputs):
+    from . import generation
+
+    pid, method = cell
+    return generation.plan_generations(env.split(pid), method, env.config.effective_generator,
+                                       seed=env.config.seed, **env.retrieval(pid, method))
+
+
+def _plan_mcq_answers(env, cell, inputs):
+    from . import mcq
+
+    pid, method = cell
+    return mcq.plan_mcq_answers(env.split(pid), inputs["mcq_items"], method, env.config.effective_generator,
+                                seed=env.config.seed, **env.retrieval(pid, method))
+
+
+def _plan_content_similarity(env, cell, inputs):
+    from . import judges
+
+    return judges.plan_content_similarity(env.split(cell.personality), inputs["generations"],
+                                          env.config.effective_judges)
+
+
+def _plan_factual_consistency(env, cell, inputs):
+    from . import judges
+
+    return judges.plan_factual_consistency(inputs["fact_summary"], inputs["generations"],
+                                           env.config.effective_judges)
+
+
+def _plan_generated_personality(env, cell, inputs):
+    from . import judges
+
+    return judges.plan_generated_personality(inputs["generations"], env.config.effective_judges)
+
+
+def _method_scores(env, cell, inputs):
+    from .scoring import score_method
+
+    pid, method = cell
+    return score_method(env.split(pid), method, inputs["generations"], inputs["content_similarity"],
+                        inputs["factual_consistency"], inputs["reference_personality"],
+                        inputs["generated_personality"], inputs["mcq_answers"], env.config.effective_judges)
+
+
+def _personality_scores(env, cell, inputs):
+    from .scoring import combine_personality_scores
+
+    by_method = inputs["method_scores"]
+    methods = list(env.config.methods)
+    ordered = [by_method[m] for m in methods if m in by_method] + [
+        df for m, df in by_method.items() if m not in methods]
+    return combine_personality_scores(ordered, methods)
+
+
+def _leaderboard(env, cell, inputs):
+    from .scoring import build_leaderboard
+    from .tables import conform, empty_frame
+
+    frames = [f for f in inputs["method_scores"].values() if f is not None and len(f)]
+    scores = conform(pd.concat(frames, ignore_index=True), "method_scores") if frames else empty_frame("method_scores")
+    return build_leaderboard(scores, seed=env.config.seed)
+
+
+def _plan_premise(env, cell, inputs):
+    from ..premise.conclusions import atomic_item_conclusions, fact_summary_conclusions
+    from ..premise.steps import TABLE, plan_pass1
+
+    split = env.split(cell.personality)
+    conclusions = [*fact_summary_conclusions(split, inputs["fact_summary"]),
+                   *atomic_item_conclusions(split, inputs["atomic_items"])]
+    return plan_pass1(conclusions, env.config.effective_premise_judge, key_prefix=(TABLE, cell.personality))
+
+
+def _plan_user_premise(env, cell, inputs):
+    from ..premise.conclusions import load_user_conclusions
+    from ..premise.steps import plan_pass1
+
+    conclusions = load_user_conclusions(env.config.premise_conclusions)  # lists every bad line
+    return plan_pass1(conclusions, env.config.effective_premise_judge, key_prefix=("user_premise_verdicts",))
+
+
+def _replan_premise(env, cell, planned, results):
+    """Pass 2 after pass 1; nothing after pass 2."""
+    from ..premise.steps import plan_pass2
+
+    return [] if any(p.key[-1] == 2 for p in planned) else plan_pass2(planned, results)
+
+
+def _assemble_premise(env, cell, planned, results):
+    from ..premise.steps import assemble_verdicts
+
+    return assemble_verdicts(planned, results)
+
+
+def _report(env, cell, inputs):
+    from ..report import build_report, write_report
+
+    cfg = env.config
+    # The configured embedder and methods: the report measures overlap with the model the run retrieves
+    # with and leaves out tables of methods dropped from the config since.
+    data = build_report(cfg.data_root, categories_csv=cfg.categories_csv, embedder=env.embedder,
+                        methods=cfg.methods, seed=cfg.seed)
+    paths = write_report(cfg.data_root, report_dir(cfg.data_root), report_data=data)
+    return data, paths
+
+
+REPORT_DIR = "report"
+
+
+def report_dir(data_root) -> Any:
+    """Where the report step writes report.html and report.json: ``<data_root>/report/``."""
+    from pathlib import Path
+
+    return Path(data_root) / REPORT_DIR
+
+
+def report_paths(data_root) -> Any:
+    """The report step's two files (a ``report.ReportPaths``), so the CLI can point at them."""
+    from ..report import ReportPaths
+    from ..report.build import HTML_NAME, JSON_NAME
+
+    out = report_dir(data_root)
+    return ReportPaths(html=out / HTML_NAME, json=out / JSON_NAME)
+
+
+def _premise_version(cfg: EvalConfig) -> dict[str, Any]:
+    from ..premise.conclusions import CONCLUSIONS_VERSION
+
+    return {"conclusions_version": CONCLUSIONS_VERSION}
+
+
+def _user_premise_version(cfg: EvalConfig) -> dict[str, Any]:
+    from ..premise.conclusions import CONCLUSIONS_VERSION
+
+    return {"conclusions": str(cfg.premise_conclusions), "conclusions_version": CONCLUSIONS_VERSION}
+
+
+def _assemble(table_fn: str, module: str) -> AssembleFn:
+    """``assemble`` of a step whose core assembler takes (planned, results) only."""
+    def run(env, cell, planned, results):
+        from importlib import import_module
+
+        return getattr(import_module(f".{module}", __package__), table_fn)(planned, results)
+
+    run.__name__ = table_fn
+    return run
+
+
+def _score_means() -> tuple[str, ...]:
+    from .tables import LEADERBOARD_METRICS
+
+    return tuple(LEADERBOARD_METRICS)
+
+
+P, PXM, NONE = Partitioning.PERSONALITY, Partitioning.PERSONALITY_METHOD, Partitioning.NONE
+PREMISE_PASSES = ("premise_pass1", "premise_pass2")
+
+STEPS: tuple[Step, ...] = (
+    Step("heldout_split", P, "corpus",
+         "Every QA pair of the personality, marked train or test (latest ceil(0.2 N) interviews held out).",
+         compute=_split_table),
+    Step("fact_summary", P, "references",
+         "Evaluation-only summary of the held-out responses (never shown to a generator).",
+         inputs=(Input("heldout_split", load=False),), roles=(Role.BUILDER,), contracts=("fact_summary",),
+         plan=_plan_fact_summary, assemble=_assemble("assemble_fact_summary", "references")),
+    Step("atomic_items", P, "references", "One atomic question/answer per held-out QA pair.",
+         inputs=(Input("heldout_split", load=False),), roles=(Role.BUILDER,), contracts=("atomic_item",),
+         plan=_plan_atomic_items, assemble=_assemble("assemble_atomic_items", "references")),
+    Step("mcq_items", P, "references",
+         "3- and 4-option MCQ items from the atomic items, shuffled reproducibly with roles kept.",
+         inputs=(Input("atomic_items"),), roles=(Role.BUILDER,), contracts=("mcq_generation",),
+         plan=_plan_mcq_items, assemble=_assemble_mcq_items,
+         version_settings=lambda cfg: {"seed": cfg.seed, "options": cfg.mcq_options}),
+    Step("reference_personality", P, "references",
+         "Big Five levels of the held-out responses: 5 traits x 3 votes per judge.",
+         inputs=(Input("heldout_split", load=False),), roles=(Role.JUDGES,), contracts=("personality",),
+         plan=_plan_reference_personality, assemble=_assemble("assemble_reference_personality", "judges"),
+         trigger=Trigger.JUDGE_CHANGE),
+    Step("generations", PXM, "simulate",
+         "The generator's answer to every held-out question, given only the method's training context.",
+         inputs=(Input("heldout_split", InputMapping.PERSONALITY, load=False),), roles=(Role.GENERATOR,),
+         contracts=("generation",), plan=_plan_generations, assemble=_assemble("assemble_generations", "generation"),
+         version_settings=lambda cfg: {"seed": cfg.seed, "embedding": cfg.embedding_model}),
+    Step("mcq_answers", PXM, "simulate",
+         "The generator answers each held-out interview's MCQ items in one grouped call.",
+         inputs=(Input("mcq_items", InputMapping.PERSONALITY),), roles=(Role.GENERATOR,), contracts=("mcq_answering",),
+         plan=_plan_mcq_answers, assemble=_assemble("assemble_mcq_answers", "mcq"),
+         version_settings=lambda cfg: {"seed": cfg.seed, "embedding": cfg.embedding_model}, means=("reward",)),
+    Step("content_similarity", PXM, "evaluate",
+         "Each judge scores each generation against the held-out answer (1-5).",
+         inputs=(Input("generations"),), roles=(Role.JUDGES,), contracts=("content_similarity",),
+         plan=_plan_content_similarity, assemble=_assemble("assemble_content_similarity", "judges"),
+         trigger=Trigger.JUDGE_CHANGE, means=("score",)),
+    Step("factual_consistency", PXM, "evaluate",
+         "Each judge labels each generation against the fact summary (Entailment/Neutral/Contradiction).",
+         inputs=(Input("fact_summary", InputMapping.PERSONALITY), Input("generations")), roles=(Role.JUDGES,),
+         contracts=("factual_consistency",), plan=_plan_factual_consistency,
+         assemble=_assemble("assemble_factual_consistency", "judges"), trigger=Trigger.JUDGE_CHANGE),
+    Step("generated_personality", PXM, "evaluate",
+         "Big Five levels of the generated answers: 5 traits x 3 votes per judge.",
+         inputs=(Input("generations"),), roles=(Role.JUDGES,), contracts=("personality",),
+         plan=_plan_generated_personality, assemble=_assemble("assemble_generated_personality", "judges"),
+         trigger=Trigger.JUDGE_CHANGE),
+    Step("method_scores", PXM, "evaluate",
+         "Per-personality aggregates, one row per judge (CS mean, contradiction ratio, PS alignment, MCQ).",
+         inputs=(Input("generations"), Input("content_similarity"), Input("factual_consistency"),
+                 Input("reference_personality", InputMapping.PERSONALITY), Input("generated_personality"),
+                 Input("mcq_answers")),
+         compute=_method_scores, means=_score_means()),
+    Step("personality_scores", P, "evaluate",
+         "One personality's method_scores rows across every method run so far, to compare methods for one "
+         "person. A method not run yet is listed as missing in the metadata, not an error.",
+         inputs=(Input("method_scores", InputMapping.PERSONALITY, allow_missing=True),),
+         compute=_personality_scores, trigger=Trigger.ANY_UPSTREAM, means=_score_means()),
+    Step("leaderboard", NONE, "evaluate",
+         "Macro averages over personalities per method and judge, with bootstrap CIs. Reads the method_scores "
+         "partitions that exist: a method not run yet is absent, not an error.",
+         inputs=(Input("method_scores", InputMapping.ALL, allow_missing=True),),
+         compute=_leaderboard, trigger=Trigger.ANY_UPSTREAM),
+    Step("premise_verdicts", P, "premise",
+         "PASS/FAIL per conclusion: can a reader who never saw the source use it as a premise?",
+         inputs=(Input("fact_summary"), Input("atomic_items")), roles=(Role.PREMISE_JUDGE,),
+         contracts=PREMISE_PASSES, plan=_plan_premise, replan=_replan_premise, assemble=_assemble_premise,
+         version_settings=_premise_version, trigger=Trigger.JUDGE_CHANGE, means=("decontextuality_score",)),
+    Step("user_premise_verdicts", NONE, "premise",
+         "Your own conclusions (EvalConfig.premise_conclusions) through the two-pass premise judge: PASS/FAIL "
+         "each, with the failure-attribution split and label clusters.",
+         roles=(Role.PREMISE_JUDGE,), contracts=PREMISE_PASSES, plan=_plan_user_premise, replan=_replan_premise,
+         assemble=_assemble_premise, version_settings=_user_premise_version, trigger=Trigger.JUDGE_CHANGE,
+         means=("decontextuality_score",), enabled=lambda cfg: cfg.premise_conclusions is not None),
+    Step("report", NONE, "report",
+         "One self-contained HTML report and a JSON of the same numbers: the leaderboard, the paper's analyses "
+         "and the premise audit, from every table under the data root (absent ones: not run).",
+         inputs=(Input("leaderboard", load=False), Input("premise_verdicts", InputMapping.ALL, load=False)),
+         compute=_report, trigger=Trigger.ANY_UPSTREAM, writes_files=True),
+)
+"""The evaluation graph, in an order where every step comes after its inputs."""
+
+BY_NAME: dict[str, Step] = {s.name: s for s in STEPS}
+
+
+def steps_for(cfg: EvalConfig) -> tuple[Step, ...]:
+    """The steps this configuration runs (``user_premise_verdicts`` only when its file is configured)."""
+    return tuple(s for s in STEPS if s.enabled(cfg))
+
+
+def edges(steps: Iterable[Step]) -> set[tuple[str, str, str]]:
+    """``(upstream, downstream, mapping)`` of every input edge among ``steps``."""
+    names = {s.name for s in steps}
+    return {(i.step, s.name, i.mapping.value) for s in steps if s.name in names for i in s.inputs if i.step in names}
+
+
+def _check(steps: Sequence[Step]) -> None:
+    seen: set[str] = set()
+    for s in steps:
+        if (s.plan is None) == (s.compute is None):
+            raise TypeError(f"step {s.name}: give plan+assemble or compute, not both or neither")
+        if s.plan is not None and s.assemble is None:
+            raise TypeError(f"step {s.name}: plan without assemble")
+        for i in s.inputs:
+            if i.step not in seen:
+                raise TypeError(f"step {s.name}: input {i.step} is not an earlier step")
+        seen.add(s.name)
+
+
+_check(STEPS)
+
+
+def inputs_for(step: Step, cell: Cell, done: Mapping[str, Mapping[Cell, Any]]) -> dict[str, Any]:
+    """The loaded inputs of one partition of ``step`` from the finished upstream partitions (see module doc)."""
+    out: dict[str, Any] = {}
+    for i in step.inputs:
+        if not i.load:
+            continue
+        up = BY_NAME[i.step]
+        frames = done[i.step]
+        if i.mapping is InputMapping.SAME:
+            out[i.step] = frames[cell]
+        elif i.mapping is InputMapping.ALL:
+            out[i.step] = dict(frames)
+        elif up.partitioning is Partitioning.PERSONALITY:
+            out[i.step] = frames[Cell(cell.personality)]
+        else:
+            out[i.step] = {c.method: f for c, f in frames.items() if c.personality == cell.personality}
+    return out

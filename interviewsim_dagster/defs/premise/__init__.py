@@ -1,1 +1,0 @@
-"""The two-pass premise-usability judge applied to fact summaries and atomic items."""

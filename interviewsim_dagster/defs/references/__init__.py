@@ -1,1 +1,0 @@
-"""Evaluation artefacts derived from held-out answers; never shown to a generator."""
