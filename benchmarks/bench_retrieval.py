@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from interviewsim_core.llm.embeddings import EmbeddingCache, HashingEmbedder
+from interviewsim_core.embeddings import EmbeddingCache, HashingEmbedder
 from interviewsim_core.loader import load_document
 from interviewsim_core.split import split_personality
 from interviewsim_core.strategies import select_contexts, train_question_matrix

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 if TYPE_CHECKING:
-    from interviewsim_core.llm.embeddings import Embedder
+    from interviewsim_core.embeddings import Embedder
 
 __all__ = ["register", "report", "embedder_for", "parse_pairs"]
 

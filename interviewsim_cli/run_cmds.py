@@ -139,6 +139,12 @@ def run(
     builder: Optional[str] = typer.Option(None, "--builder", help="Model building fact summaries, atomic and MCQ items."),
     premise_judge: Optional[str] = typer.Option(None, "--premise-judge", help="Model of the two-pass premise judge."),
     api_base: Optional[str] = typer.Option(None, "--api-base", help="Base URL for every model given without its own."),
+    embedding_model: Optional[str] = typer.Option(
+        None, "--embedding-model", help="Embedder of the retrieval methods (Memory-k, Hybrid): a litellm embedding "
+        "model, e.g. openai/text-embedding-3-small (the paper's), or offline/hashing. Required with real models "
+        "and retrieval methods; give offline/hashing to retrieve offline on purpose."),
+    embedding_api_base: Optional[str] = typer.Option(
+        None, "--embedding-api-base", help="Base URL of the embedding server (default: --api-base)."),
     concurrency: Optional[int] = typer.Option(None, "--concurrency", min=1, help="Calls in flight per model."),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML/TOML config file (flags win over it)."),
     assets: Optional[str] = typer.Option(None, "--assets", help="Asset name(s), comma-separated, or a Dagster selection (e.g. 'content_similarity+')."),
@@ -158,11 +164,19 @@ def run(
     overrides: dict[str, Any] = {
         "corpus": corpus, "data_root": data_root, "generator": generator, "judges": judges, "builder": builder,
         "premise_judge": premise_judge, "api_base": api_base, "concurrency": concurrency,
+        "embedding_model": embedding_model, "embedding_api_base": embedding_api_base,
     }
     if chosen_methods:
         # Methods not yet in the configured set become partitions too; configured ones keep their order.
         overrides["methods"] = list(dict.fromkeys([*cfg.methods, *chosen_methods]))
     cfg = _config(overrides, config)
+    from interviewsim_core.errors import ConfigError
+    from interviewsim_core.pipeline.config import check_retrieval_embedder
+
+    try:
+        check_retrieval_embedder(cfg)
+    except ConfigError as exc:
+        _fail(f"error: {exc}")
     raise typer.Exit(_materialise(cfg, _split(personalities), chosen_methods, assets, verbose, force))
 
 

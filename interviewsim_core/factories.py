@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .llm.embeddings import Embedder
+    from .embeddings import Embedder
     from .llm.gateway import Gateway
     from .pipeline.config import EvalConfig
 
@@ -34,21 +34,15 @@ def make_gateway(config: EvalConfig) -> Gateway:
 
 
 def embedder_from(model: str, api_base: str | None = None) -> Embedder:
-    """The embedder for a model string: hashing offline, else litellm (imported only when asked for)."""
-    from .pipeline.config import OFFLINE_EMBEDDING
+    """The embedder for a model string (``embeddings.embedder_for``): hashing offline, else litellm."""
+    from .embeddings import embedder_for
 
-    if model == OFFLINE_EMBEDDING:
-        from .llm.embeddings import HashingEmbedder
-
-        return HashingEmbedder()
-    from .llm.litellm_embedder import LiteLLMEmbedder
-
-    return LiteLLMEmbedder(model, api_base=api_base)
+    return embedder_for(model, api_base)
 
 
 def make_embedder(config: EvalConfig) -> Embedder:
-    """The configured embedder (model and effective embedding server of ``config``)."""
-    return embedder_from(config.embedding_model, config.effective_embedding_api_base)
+    """The configured embedder: ``effective_embedding_model`` (``offline/hashing`` when unset) and its server."""
+    return embedder_from(config.effective_embedding_model, config.effective_embedding_api_base)
 
 
 def embedding_cache_dir(config: EvalConfig) -> Path:

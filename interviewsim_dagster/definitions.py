@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_core.pipeline.config import EvalConfig, check_retrieval_embedder
 from interviewsim_core.pipeline.steps import steps_for
 
 from .assets_support import CONFIG, CORPUS, LLM
@@ -48,7 +48,12 @@ def build_resources(cfg: EvalConfig) -> dict[str, object]:
 
 
 def build_definitions(cfg: EvalConfig) -> dg.Definitions:
-    """Every asset, check, sensor and resource for one configuration (methods, judges, cron, paths)."""
+    """Every asset, check, sensor and resource for one configuration (methods, judges, cron, paths).
+
+    Refuses (ConfigError) a configuration ``check_retrieval_embedder`` refuses, so the UI's code location
+    fails to load with the message naming the embedder option instead of serving a misconfigured run.
+    """
+    check_retrieval_embedder(cfg)
     assets = build_step_assets(cfg)
     by_name = {a.key.path[-1]: a for a in assets}
     checks = [

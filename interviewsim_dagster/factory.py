@@ -142,7 +142,7 @@ def step_env(context, cfg: EvalConfig) -> StepEnv:
 
     corpus = getattr(context.resources, CORPUS)
     return StepEnv(cfg, corpus.split,
-                   embedder=lambda: configured_embedder(cfg.embedding_model, cfg.effective_embedding_api_base),
+                   embedder=lambda: configured_embedder(cfg.effective_embedding_model, cfg.effective_embedding_api_base),
                    embedding_cache=embedding_cache(cfg))
 
 

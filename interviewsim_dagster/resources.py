@@ -22,7 +22,7 @@ from interviewsim_core.pipeline.config import EvalConfig
 from .registration import scan_corpus
 
 if TYPE_CHECKING:
-    from interviewsim_core.llm.embeddings import Embedder
+    from interviewsim_core.embeddings import Embedder
     from interviewsim_core.schema import PreparedInput
     from interviewsim_core.split import HeldOutSplit
 
@@ -146,6 +146,6 @@ def embedding_cache(cfg: EvalConfig):
 
 @functools.lru_cache(maxsize=4)
 def _embedding_cache(directory: str):
-    from interviewsim_core.llm.embeddings import EmbeddingCache
+    from interviewsim_core.embeddings import EmbeddingCache
 
     return EmbeddingCache(directory)

@@ -11,18 +11,22 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..contracts.personality import N_VOTES
+from ..embeddings.factory import OFFLINE_EMBEDDING
 from ..errors import ConfigError
 from ..llm.types import ModelConfig
 
 OFFLINE_MODEL = "offline/extractive"
-OFFLINE_EMBEDDING = "offline/hashing"
+OFFLINE_PREFIX = "offline/"
+"""Model strings under this provider run in-process without network: the offline model and embedder."""
+DEFAULT_PS_VOTE_TEMPERATURE = 0.7
 ENV_PREFIX = "INTERVIEWSIM_"
 
 # Contracts whose wording or parser decides what a judge's rows mean: part of its identity.
@@ -30,6 +34,28 @@ JUDGE_CONTRACTS: tuple[str, ...] = ("content_similarity", "factual_consistency",
 
 _MODEL_FIELDS = ("generator", "builder", "premise_judge")
 _PATH_FIELDS = ("corpus", "data_root", "cache_path", "premise_conclusions", "categories_csv")
+
+
+class PSVoteSampling(BaseModel):
+    """How the three PS votes per trait and side are sampled: part of the PS judge's identity."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    votes: int = N_VOTES
+    """Independent runs per trait and side (seed 000: three)."""
+    temperature: float | None = DEFAULT_PS_VOTE_TEMPERATURE
+    """Temperature sent with every vote; ``None`` keeps the judge's own."""
+
+    def vote_model(self, judge: ModelConfig, vote: int) -> ModelConfig:
+        """The judge as asked for vote ``vote``: this temperature, seed = judge seed + vote index."""
+        update: dict[str, Any] = {"seed": (judge.seed or 0) + vote}
+        if self.temperature is not None:
+            update["temperature"] = self.temperature
+        return judge.model_copy(update=update)
+
+    def describe(self) -> str:
+        t = "the judge's own temperature" if self.temperature is None else f"temperature {self.temperature:g}"
+        return f"{self.votes} votes per trait and side, {t}, seed = judge seed + vote index"
 
 
 def _sample_corpus() -> Path:
@@ -54,9 +80,6 @@ class EvalConfig(BaseModel):
     # Attribute docstrings become field descriptions: CLI help and the Dagster config UI show them.
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
-    PS_VOTES: ClassVar[int] = 3
-    """Independent PS runs per trait and side. Fixed: seed 000 says exactly three."""
-
     corpus: Path = Field(default_factory=_sample_corpus)
     """Corpus folder (one sub-folder per personality) or one prepared_input.json; defaults to the shipped sample."""
     data_root: Path = Path("data_out")
@@ -71,10 +94,22 @@ class EvalConfig(BaseModel):
     """Builds the evaluation artefacts: fact summaries, atomic items, MCQ items."""
     premise_judge: ModelConfig = Field(default_factory=_offline)
     """Runs the two-pass premise-usability judge of seed 002 over derived artefacts."""
-    embedding_model: str = OFFLINE_EMBEDDING
-    """``offline/hashing`` (numpy, no download) or a litellm embedding model string for retrieval."""
+    embedding_model: str | None = None
+    """Embedder of the retrieval methods (Memory-k, Hybrid): a litellm embedding model (the paper's is
+    ``openai/text-embedding-3-small``) or ``offline/hashing`` (numpy bag-of-words: a smoke-test baseline).
+    Unset (``None``, the default) means ``offline/hashing`` in a fully offline run; a run with a real
+    generator or judge and a retrieval method refuses to start until it is set (``check_retrieval_embedder``),
+    so naming ``offline/hashing`` explicitly is how to retrieve offline on purpose."""
     embedding_api_base: str | None = None
     """Base URL of the embedding server; ``None`` falls back to ``api_base`` (one local server for everything)."""
+    ps_votes: int = N_VOTES
+    """Independent PS runs per trait and side. Seed 000 says three and the modal rule is defined for three,
+    so only 3 is accepted; it is a setting so that it is stated, versioned and shown with the judge."""
+    ps_vote_temperature: float | None = DEFAULT_PS_VOTE_TEMPERATURE
+    """Sampling temperature of every PS vote (each vote also gets its own seed: judge seed + vote index).
+    Default 0.7: a greedy judge answers one prompt three times alike, so the votes would not be independent
+    and the "three different levels -> Neutral" rule could never fire. ``None`` sends the judge's own
+    temperature. Part of the PS judge's identity (code versions) and of each vote's cache key."""
     seed: int = 0
     """Seeds random selection and MCQ shuffles; part of what makes a run reproducible."""
     mcq_options: tuple[int, ...] = (3, 4)
@@ -109,6 +144,20 @@ class EvalConfig(BaseModel):
 
         for name in v:
             resolve_method(name)  # raises ConfigError naming the bad method
+        return v
+
+    @field_validator("ps_votes")
+    @classmethod
+    def _three_votes(cls, v: int) -> int:
+        if v != N_VOTES:
+            raise ValueError(f"ps_votes must be {N_VOTES}: seed 000's modal vote is defined over exactly {N_VOTES} runs")
+        return v
+
+    @field_validator("ps_vote_temperature")
+    @classmethod
+    def _vote_temperature(cls, v: float | None) -> float | None:
+        if v is not None and not 0.0 <= v <= 2.0:
+            raise ValueError(f"ps_vote_temperature must be within [0, 2] or unset, got {v}")
         return v
 
     @field_validator("judges")
@@ -181,8 +230,20 @@ class EvalConfig(BaseModel):
         return self.cache_path if self.cache_path is not None else self.data_root / ".cache" / "llm.sqlite"
 
     @property
+    def effective_embedding_model(self) -> str:
+        """The embedding model retrieval uses: the configured one, ``offline/hashing`` when unset."""
+        return self.embedding_model or OFFLINE_EMBEDDING
+
+    @property
     def effective_embedding_api_base(self) -> str | None:
-        return self.embedding_api_base or (self.api_base if self.embedding_model != OFFLINE_EMBEDDING else None)
+        if self.effective_embedding_model == OFFLINE_EMBEDDING:
+            return None
+        return self.embedding_api_base or self.api_base
+
+    @property
+    def ps_vote_sampling(self) -> PSVoteSampling:
+        """How PS votes are sampled (``judges.vote_model`` applies it; ``judge_identity`` includes it)."""
+        return PSVoteSampling(votes=self.ps_votes, temperature=self.ps_vote_temperature)
 
     # ---- loading ------------------------------------------------------------------------------
 
@@ -320,18 +381,61 @@ def _read_file(path: Path) -> dict[str, Any]:
     return out
 
 
-def judge_identity(judge: ModelConfig, contract_names: tuple[str, ...] | list[str] = JUDGE_CONTRACTS) -> str:
-    """Short hash of what decides a judge's verdicts: its output-affecting config and contract versions.
+def judge_identity(judge: ModelConfig, contract_names: tuple[str, ...] | list[str] = JUDGE_CONTRACTS,
+                   ps_sampling: PSVoteSampling | None = None) -> str:
+    """Short hash of what decides a judge's verdicts: its output-affecting config and contract versions,
+    and, when it judges personality, how its PS votes are sampled (default ``PSVoteSampling()``).
 
     The Dagster layer uses it as the code version of judgment assets, so changing a judge's model,
-    parameters, prompt or parser marks exactly the assets it judged as stale; operational settings
-    (concurrency, retries) do not.
+    parameters, prompt, parser or vote sampling marks exactly the assets it judged as stale;
+    operational settings (concurrency, retries) do not.
     """
     from ..contracts import version_of
 
-    blob = json.dumps(
-        {"model": judge.identity(), "contracts": {n: version_of(n) for n in sorted(contract_names)}},
-        sort_keys=True,
-        default=str,
-    )
+    ident: dict[str, Any] = {"model": judge.identity(), "contracts": {n: version_of(n) for n in sorted(contract_names)}}
+    if "personality" in contract_names:
+        ident["ps_votes"] = (ps_sampling or PSVoteSampling()).model_dump()
+    blob = json.dumps(ident, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def real_models(config: EvalConfig) -> list[str]:
+    """Model strings of the generator and judges that call a provider (not ``offline/...``)."""
+    roles = [config.effective_generator, *config.effective_judges]
+    return list(dict.fromkeys(m.model for m in roles if not m.model.startswith(OFFLINE_PREFIX)))
+
+
+def retrieval_embedder_problem(config: EvalConfig, methods: Iterable[Any] | None = None) -> str | None:
+    """Why this run must not start with its embedder, or None.
+
+    A real generator or judge with retrieval methods (Memory-k, Hybrid) and the embedding model left
+    unset would rank training questions with the offline bag-of-words embedder: publishable-looking
+    numbers from a smoke-test retriever. "Unset" is ``embedding_model is None``; ``offline/hashing``
+    given explicitly (flag, env, file) is a choice and passes. ``methods`` (names or specs) replaces
+    ``config.methods`` for a run that selects its own.
+    """
+    if config.embedding_model is not None:
+        return None
+    from ..strategies import resolve_method
+
+    specs = [resolve_method(m) for m in (config.methods if methods is None else methods)]
+    retrieval = [s.name for s in specs if s.needs_embedder]
+    real = real_models(config)
+    if not retrieval or not real:
+        return None
+    return (f"retrieval method(s) {', '.join(retrieval)} would rank training questions with the offline "
+            f"bag-of-words embedder ({OFFLINE_EMBEDDING}) while real models run ({', '.join(real)}). "
+            f"Choose the embedder: --embedding-model openai/text-embedding-3-small (the paper's; "
+            f"config embedding_model, env INTERVIEWSIM_EMBEDDING_MODEL), or --embedding-model "
+            f"{OFFLINE_EMBEDDING} to retrieve offline on purpose.")
+
+
+def check_retrieval_embedder(config: EvalConfig, methods: Iterable[Any] | None = None) -> EvalConfig:
+    """``config`` unchanged, or ConfigError with ``retrieval_embedder_problem``'s message.
+
+    Called where a run starts: ``interviewsim run``, the Dagster definitions, ``runner.run_evaluation``.
+    """
+    problem = retrieval_embedder_problem(config, methods)
+    if problem:
+        raise ConfigError(problem)
+    return config

@@ -16,23 +16,17 @@ from ..contracts import content_similarity, factual_consistency, personality
 from ..llm.types import ModelConfig
 from ..split import HeldOutSplit
 from .calls import CallRunner, PlannedCall, Results, assemble, contract_request, run_calls
+from .config import DEFAULT_PS_VOTE_TEMPERATURE, PSVoteSampling
 
 PS_VOTES = personality.N_VOTES
 
-PS_VOTE_TEMPERATURE = 0.7
-"""Sampling temperature of the PS votes when the judge is configured greedy (temperature 0/None).
-
-Seed 000 asks for three *independent* runs per trait and side. At temperature 0 a provider answers
-the same prompt three times alike, the modal vote degenerates into one vote and the
-"three different levels -> Neutral" rule can never fire; so the votes sample, each with its own
-provider seed (judge seed + vote index), which also keeps each vote reproducible where providers
-honour seeds. A judge configured with a temperature above 0 keeps its own."""
+PS_VOTE_TEMPERATURE = DEFAULT_PS_VOTE_TEMPERATURE
+"""Default sampling temperature of the PS votes (``EvalConfig.ps_vote_temperature``, where the reason is)."""
 
 
-def vote_model(judge: ModelConfig, vote: int) -> ModelConfig:
-    """The judge as it is asked for PS vote ``vote``: sampled, with a per-vote seed."""
-    temperature = judge.temperature if judge.temperature else PS_VOTE_TEMPERATURE
-    return judge.model_copy(update={"temperature": temperature, "seed": (judge.seed or 0) + vote})
+def vote_model(judge: ModelConfig, vote: int, sampling: PSVoteSampling | None = None) -> ModelConfig:
+    """The judge as it is asked for PS vote ``vote`` under ``sampling`` (default: the configured default)."""
+    return (sampling or PSVoteSampling()).vote_model(judge, vote)
 
 
 def _ok(df: pd.DataFrame) -> pd.DataFrame:
@@ -42,7 +36,7 @@ def _ok(df: pd.DataFrame) -> pd.DataFrame:
 # ---- Personality Similarity -------------------------------------------------------------------
 
 def _plan_votes(table: str, base: dict, responses: Sequence[str], judges: Sequence[ModelConfig],
-                key_prefix: tuple) -> list[PlannedCall]:
+                key_prefix: tuple, sampling: PSVoteSampling | None) -> list[PlannedCall]:
     if not responses:
         return []  # the contract needs a non-empty collection; nothing to rate is not a rating
     out = []
@@ -50,9 +44,11 @@ def _plan_votes(table: str, base: dict, responses: Sequence[str], judges: Sequen
         for trait in personality.TRAITS:
             messages = personality.build_messages(trait, list(responses))
             for vote in range(PS_VOTES):
-                row = {**base, "judge": judge.name, "trait": trait, "vote_index": vote}
+                model = vote_model(judge, vote, sampling)
+                row = {**base, "judge": judge.name, "trait": trait, "vote_index": vote,
+                       "vote_temperature": model.temperature}
                 req = contract_request(personality, messages, item_id=f"{trait}#{vote}", sample_index=vote)
-                out.append(PlannedCall((table, *key_prefix, judge.name, trait, vote), vote_model(judge, vote), req, row))
+                out.append(PlannedCall((table, *key_prefix, judge.name, trait, vote), model, req, row))
     return out
 
 
@@ -60,29 +56,32 @@ def _ps_payload(v) -> dict:
     return {"rate": v.rate, "justification": v.justification}
 
 
-def plan_reference_personality(split: HeldOutSplit, judges: Sequence[ModelConfig]) -> list[PlannedCall]:
+def plan_reference_personality(split: HeldOutSplit, judges: Sequence[ModelConfig],
+                               sampling: PSVoteSampling | None = None) -> list[PlannedCall]:
     """5 traits x 3 votes per judge over the held-out responses (the reference side)."""
     pid = split.personality_id
     return _plan_votes("reference_personality", {"personality_id": pid},
-                       [p.response for p in split.test_pairs], judges, (pid,))
+                       [p.response for p in split.test_pairs], judges, (pid,), sampling)
 
 
 def assemble_reference_personality(planned: list[PlannedCall], results: Results) -> pd.DataFrame:
     return assemble("reference_personality", planned, results, _ps_payload)
 
 
-def judge_reference_personality(split: HeldOutSplit, judges: Sequence[ModelConfig], gw: CallRunner) -> pd.DataFrame:
+def judge_reference_personality(split: HeldOutSplit, judges: Sequence[ModelConfig], gw: CallRunner,
+                                sampling: PSVoteSampling | None = None) -> pd.DataFrame:
     """The ``reference_personality`` table of one personality."""
-    planned = plan_reference_personality(split, judges)
+    planned = plan_reference_personality(split, judges, sampling)
     return assemble_reference_personality(planned, run_calls(gw, planned))
 
 
-def plan_generated_personality(generations_df: pd.DataFrame, judges: Sequence[ModelConfig]) -> list[PlannedCall]:
+def plan_generated_personality(generations_df: pd.DataFrame, judges: Sequence[ModelConfig],
+                               sampling: PSVoteSampling | None = None) -> list[PlannedCall]:
     """5 traits x 3 votes per judge over one method's valid generations, per (personality, method)."""
     out: list[PlannedCall] = []
     for (pid, method), grp in _ok(generations_df).groupby(["personality_id", "method"], sort=True):
         out += _plan_votes("generated_personality", {"personality_id": pid, "method": method},
-                           list(grp["generated"]), judges, (pid, method))
+                           list(grp["generated"]), judges, (pid, method), sampling)
     return out
 
 
@@ -91,9 +90,9 @@ def assemble_generated_personality(planned: list[PlannedCall], results: Results)
 
 
 def judge_generated_personality(generations_df: pd.DataFrame, judges: Sequence[ModelConfig],
-                                gw: CallRunner) -> pd.DataFrame:
+                                gw: CallRunner, sampling: PSVoteSampling | None = None) -> pd.DataFrame:
     """The ``generated_personality`` table for the (personality, method) partitions in ``generations_df``."""
-    planned = plan_generated_personality(generations_df, judges)
+    planned = plan_generated_personality(generations_df, judges, sampling)
     return assemble_generated_personality(planned, run_calls(gw, planned))
 
 

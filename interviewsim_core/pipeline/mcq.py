@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..contracts import mcq_answering
 from ..contracts.mcq_generation import ShuffledItem
-from ..llm.embeddings import Embedder, EmbeddingCache
+from ..embeddings import Embedder, EmbeddingCache
 from ..llm.types import ModelConfig
 from ..split import HeldOutSplit
 from ..strategies import MethodSpec, resolve_method, select_group_context

@@ -25,7 +25,7 @@ from ..factories import embedding_cache_dir, make_embedder, make_gateway
 from ..loader import load_corpus
 from ..split import HeldOutSplit, split_personality
 from .calls import CallRunner, PlannedCall, run_calls
-from .config import EvalConfig
+from .config import EvalConfig, check_retrieval_embedder
 from .steps import Cell, Partitioning, Step, StepEnv, inputs_for, steps_for
 from .storage import partition_path, write_frame
 from .tables import KEY_COLUMNS, conform, empty_frame
@@ -88,8 +88,9 @@ def run_evaluation(
         Step name -> table (every partition concatenated), in step order; file-writing steps excluded.
     """
     say = progress or (lambda _msg: None)
-    splits = load_splits(config, personalities)
     method_names = [getattr(m, "name", m) for m in (methods if methods is not None else config.methods)]
+    check_retrieval_embedder(config, method_names)  # before any corpus read or model call
+    splits = load_splits(config, personalities)
     gw = gateway if gateway is not None else make_gateway(config)
     env = StepEnv(config, splits.__getitem__, embedder=lambda: make_embedder(config),
                   embedding_cache=_embedding_cache(config) if write else None)
@@ -154,7 +155,7 @@ def run_evaluation(
 
 
 def _embedding_cache(config: EvalConfig):
-    from ..llm.embeddings import EmbeddingCache
+    from ..embeddings import EmbeddingCache
 
     return EmbeddingCache(embedding_cache_dir(config))
 

@@ -238,7 +238,8 @@ def _assemble_mcq_items(env, cell, planned, results):
 def _plan_reference_personality(env, cell, inputs):
     from . import judges
 
-    return judges.plan_reference_personality(env.split(cell.personality), env.config.effective_judges)
+    return judges.plan_reference_personality(env.split(cell.personality), env.config.effective_judges,
+                                             env.config.ps_vote_sampling)
 
 
 def _plan_generations(env, cell, inputs):
@@ -274,7 +275,8 @@ def _plan_factual_consistency(env, cell, inputs):
 def _plan_generated_personality(env, cell, inputs):
     from . import judges
 
-    return judges.plan_generated_personality(inputs["generations"], env.config.effective_judges)
+    return judges.plan_generated_personality(inputs["generations"], env.config.effective_judges,
+                                             env.config.ps_vote_sampling)
 
 
 def _method_scores(env, cell, inputs):
@@ -367,6 +369,11 @@ def report_paths(data_root) -> Any:
     return ReportPaths(html=out / HTML_NAME, json=out / JSON_NAME)
 
 
+def _ps_version(cfg: EvalConfig) -> dict[str, Any]:
+    """How PS votes are sampled (votes, temperature) changes the PS rows: part of the steps' version."""
+    return {"ps_votes": cfg.ps_vote_sampling.model_dump()}
+
+
 def _premise_version(cfg: EvalConfig) -> dict[str, Any]:
     from ..premise.conclusions import CONCLUSIONS_VERSION
 
@@ -419,17 +426,17 @@ STEPS: tuple[Step, ...] = (
          "Big Five levels of the held-out responses: 5 traits x 3 votes per judge.",
          inputs=(Input("heldout_split", load=False),), roles=(Role.JUDGES,), contracts=("personality",),
          plan=_plan_reference_personality, assemble=_assemble("assemble_reference_personality", "judges"),
-         trigger=Trigger.JUDGE_CHANGE),
+         version_settings=_ps_version, trigger=Trigger.JUDGE_CHANGE),
     Step("generations", PXM, "simulate",
          "The generator's answer to every held-out question, given only the method's training context.",
          inputs=(Input("heldout_split", InputMapping.PERSONALITY, load=False),), roles=(Role.GENERATOR,),
          contracts=("generation",), plan=_plan_generations, assemble=_assemble("assemble_generations", "generation"),
-         version_settings=lambda cfg: {"seed": cfg.seed, "embedding": cfg.embedding_model}),
+         version_settings=lambda cfg: {"seed": cfg.seed, "embedding": cfg.effective_embedding_model}),
     Step("mcq_answers", PXM, "simulate",
          "The generator answers each held-out interview's MCQ items in one grouped call.",
          inputs=(Input("mcq_items", InputMapping.PERSONALITY),), roles=(Role.GENERATOR,), contracts=("mcq_answering",),
          plan=_plan_mcq_answers, assemble=_assemble("assemble_mcq_answers", "mcq"),
-         version_settings=lambda cfg: {"seed": cfg.seed, "embedding": cfg.embedding_model}, means=("reward",)),
+         version_settings=lambda cfg: {"seed": cfg.seed, "embedding": cfg.effective_embedding_model}, means=("reward",)),
     Step("content_similarity", PXM, "evaluate",
          "Each judge scores each generation against the held-out answer (1-5).",
          inputs=(Input("generations"),), roles=(Role.JUDGES,), contracts=("content_similarity",),
@@ -444,7 +451,7 @@ STEPS: tuple[Step, ...] = (
          "Big Five levels of the generated answers: 5 traits x 3 votes per judge.",
          inputs=(Input("generations"),), roles=(Role.JUDGES,), contracts=("personality",),
          plan=_plan_generated_personality, assemble=_assemble("assemble_generated_personality", "judges"),
-         trigger=Trigger.JUDGE_CHANGE),
+         version_settings=_ps_version, trigger=Trigger.JUDGE_CHANGE),
     Step("method_scores", PXM, "evaluate",
          "Per-personality aggregates, one row per judge (CS mean, contradiction ratio, PS alignment, MCQ).",
          inputs=(Input("generations"), Input("content_similarity"), Input("factual_consistency"),

@@ -64,13 +64,13 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("shuffle_seed", _S),
     ], calls=True),
     "reference_personality": _schema([
-        ("personality_id", _S), ("judge", _S), ("trait", _S), ("vote_index", _I),
+        ("personality_id", _S), ("judge", _S), ("trait", _S), ("vote_index", _I), ("vote_temperature", _F),
         ("rate", _S), ("justification", _S),
     ], calls=True),
     "generations": _schema([
         ("personality_id", _S), ("method", _S), ("qa_id", _S), ("interview_id", _S), ("question", _S),
         ("generated", _S), ("strategy", _S), ("n_context_requested", _I), ("n_context_used", _I),
-        ("context_qa_ids", _LS),
+        ("context_qa_ids", _LS), ("context_chars", _I), ("context_state", _S),
     ], calls=True),
     "content_similarity": _schema([
         ("personality_id", _S), ("method", _S), ("judge", _S), ("qa_id", _S), ("score", _I), ("explanation", _S),
@@ -79,7 +79,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("personality_id", _S), ("method", _S), ("judge", _S), ("qa_id", _S), ("label", _S), ("explanation", _S),
     ], calls=True),
     "generated_personality": _schema([
-        ("personality_id", _S), ("method", _S), ("judge", _S), ("trait", _S), ("vote_index", _I),
+        ("personality_id", _S), ("method", _S), ("judge", _S), ("trait", _S), ("vote_index", _I), ("vote_temperature", _F),
         ("rate", _S), ("justification", _S),
     ], calls=True),
     "mcq_answers": _schema([

@@ -92,7 +92,7 @@ def label_cluster_table(
         Ties in size are broken by representative, alphabetically, so the table is stable.
     """
     if embedder is None:
-        from ..llm.embeddings import HashingEmbedder
+        from ..embeddings import HashingEmbedder
 
         embedder = HashingEmbedder()
     if "verdict" not in df.columns:

@@ -15,7 +15,7 @@ from typing import Sequence
 import pandas as pd
 
 from ..atomic_files import atomic_write_text
-from ..llm.embeddings import Embedder
+from ..embeddings import Embedder
 from ..pipeline.tables import empty_frame
 from . import agreement, breakdowns, cost, leaderboard, mcq_analyses, overlap, paired
 from .catalog import order_methods
@@ -72,7 +72,20 @@ def _meta(tables: dict[str, pd.DataFrame], data_root: Path | None, title: str | 
         if not tables["mcq_answers"].empty else [],
         "rows": {name: int(len(t)) for name, t in tables.items()},
         "invalid_or_failed_outputs": invalid,
+        "ps_vote_sampling": _ps_vote_sampling(tables),
     }
+
+
+def _ps_vote_sampling(tables: dict[str, pd.DataFrame]) -> str:
+    """How the PS votes were sampled, read from the vote rows (votes per trait and side, temperatures)."""
+    votes = [t for t in (tables["reference_personality"], tables["generated_personality"]) if not t.empty]
+    if not votes:
+        return "not run"
+    rows = pd.concat(votes, ignore_index=True)
+    n = int(rows["vote_index"].max()) + 1
+    temps = sorted({"provider default" if pd.isna(v) else f"{float(v):g}"
+                    for v in rows.get("vote_temperature", pd.Series([float("nan")]))})
+    return f"{n} votes per trait and side, temperature {', '.join(temps)}"
 
 
 def _leaderboard_section(ms: pd.DataFrame, seed: int) -> tuple[Section, pd.DataFrame]:

@@ -42,13 +42,6 @@ JUDGED_METRICS = tuple(m for m in METRICS if m.judged)
 MCQ_METRICS = tuple(m for m in METRICS if not m.judged)
 _BY_KEY = {m.key: m for m in METRICS}
 
-# The paper's Table 1 order, then its ablations; anything else follows alphabetically.
-_PAPER_ORDER = (
-    "simple", "wiki", "wiki-long", "memory-100", "chrono-100", "chrono-500", "chrono-1000", "hybrid-50-50",
-    "memory-10", "memory-50", "random-100",
-)
-
-
 def metric(key: str) -> Metric:
     """The catalog entry of ``key``; KeyError names the known metrics."""
     try:
@@ -58,10 +51,10 @@ def metric(key: str) -> Metric:
 
 
 def order_methods(methods: Iterable[str]) -> list[str]:
-    """Methods in the paper's order so a reader finds rows where the paper puts them."""
-    uniq = set(methods)
-    known = [m for m in _PAPER_ORDER if m in uniq]
-    return known + sorted(uniq - set(known))
+    """Methods in the paper's order (``strategies.METHOD_ORDER``) so a reader finds rows where the paper puts them."""
+    from ..strategies import order_methods as paper_order
+
+    return paper_order(methods)
 
 
 def is_missing(value: object) -> bool:

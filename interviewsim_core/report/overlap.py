@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..llm.embeddings import Embedder, HashingEmbedder
+from ..embeddings import Embedder, HashingEmbedder
 from .catalog import order_methods
 
 __all__ = ["TERCILES", "question_overlap", "overlap_strata"]

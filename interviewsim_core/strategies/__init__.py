@@ -1,49 +1,77 @@
-"""The seven context strategies (seed 000, "Response generation") and the paper's method presets.
+"""The context strategies (seed 000, "Response generation"), their registry and the paper's presets.
 
 Typical use::
 
     spec = resolve_method("memory-100")
     contexts = select_contexts(split, spec, [(qa_id, question), ...], HashingEmbedder(), seed=0)
+
+Adding a strategy: a new module here with a ``@register_strategy`` class (see ``_base.Strategy``);
+it is imported, hence registered, with this package (docs/DESIGN.md, "Strategies").
 """
 
 from ._base import (
-    CHRONOLOGICAL,
-    HYBRID,
-    LONG_PROFILE,
-    NO_CONTEXT,
-    RANDOM,
-    RETRIEVAL,
-    SHORT_PROFILE,
-    STRATEGIES,
-    STRATEGY_PARAMS,
+    CONTEXT_BLANK_PROFILE,
+    CONTEXT_OK,
+    CONTEXT_STATES,
+    CONTEXT_TRUNCATED,
+    BaseStrategy,
     GenerationContext,
     MethodSpec,
+    SelectionInputs,
+    Strategy,
     ensure_train_only,
+    load_strategy_modules,
+    register_strategy,
+    registered_strategies,
+    strategy_for,
+    unregister_strategy,
 )
-from .presets import DEFAULT_METHODS, PAPER_METHODS, PRESETS, resolve_method, resolve_methods, valid_names
-from .retrieval import train_question_matrix
-from .select import select_contexts, select_group_context
+
+load_strategy_modules()  # every strategy module registers itself; presets need them registered
+
+from .presets import (  # noqa: E402
+    ABLATION_METHODS,
+    DEFAULT_METHODS,
+    METHOD_ORDER,
+    PAPER_METHODS,
+    PRESETS,
+    order_methods,
+    register_preset,
+    resolve_method,
+    resolve_methods,
+    valid_names,
+)
+from .profiles import LONG_PROFILE_MAX_CHARS  # noqa: E402
+from .retrieval import train_question_matrix  # noqa: E402
+from .select import select_contexts, select_group_context  # noqa: E402
 
 __all__ = [
-    "CHRONOLOGICAL",
-    "HYBRID",
-    "LONG_PROFILE",
-    "NO_CONTEXT",
-    "RANDOM",
-    "RETRIEVAL",
-    "SHORT_PROFILE",
-    "STRATEGIES",
-    "STRATEGY_PARAMS",
+    "ABLATION_METHODS",
+    "CONTEXT_BLANK_PROFILE",
+    "CONTEXT_OK",
+    "CONTEXT_STATES",
+    "CONTEXT_TRUNCATED",
     "DEFAULT_METHODS",
+    "LONG_PROFILE_MAX_CHARS",
+    "METHOD_ORDER",
     "PAPER_METHODS",
     "PRESETS",
+    "BaseStrategy",
     "GenerationContext",
     "MethodSpec",
+    "SelectionInputs",
+    "Strategy",
     "ensure_train_only",
+    "order_methods",
+    "register_preset",
+    "register_strategy",
+    "registered_strategies",
     "resolve_method",
     "resolve_methods",
     "select_contexts",
     "select_group_context",
+    "strategy_for",
     "train_question_matrix",
+    "unregister_strategy",
     "valid_names",
 ]

@@ -1,82 +1,100 @@
-"""The paper's method names as presets, and the ``<strategy>-<n>`` grammar for everything else.
+"""The paper's method names as presets, the paper's method order, and the method-name grammar.
 
 Paper names (section 3): Simple, Wiki, Wiki-Long, Chrono-100/500/1000, Memory-k (retrieval),
-Random-100, Hybrid-50+50. Any other count is spelled with the grammar, e.g.
-``chronological-20``, ``retrieval-5``, ``random-7``, ``hybrid-3-3``; ``chrono-`` and ``memory-``
-are accepted as the paper's aliases of ``chronological-`` and ``retrieval-``.
+Random-100, Hybrid-50+50. Any other method is spelled ``<strategy>[-<n>...]`` with one number per
+parameter of a registered strategy, e.g. ``chronological-20``, ``retrieval-5``, ``random-7``,
+``hybrid-3-3``; a strategy's aliases work as prefixes too (``chrono-``, ``memory-``). The grammar
+is read from the registry, so a newly registered strategy is nameable without an edit here.
 """
 
 from __future__ import annotations
 
 import re
 from types import MappingProxyType
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from ..errors import ConfigError
-from ._base import (
-    CHRONOLOGICAL,
-    HYBRID,
-    LONG_PROFILE,
-    NO_CONTEXT,
-    RANDOM,
-    RETRIEVAL,
-    SHORT_PROFILE,
-    MethodSpec,
-)
+from ._base import MethodSpec, all_strategies
 
 
 def _spec(name: str, strategy: str, **params: int) -> MethodSpec:
     return MethodSpec(name=name, strategy=strategy, params=params)
 
 
-PRESETS: Mapping[str, MethodSpec] = MappingProxyType(
-    {
-        s.name: s
-        for s in (
-            _spec("simple", NO_CONTEXT),
-            _spec("wiki", SHORT_PROFILE),
-            _spec("wiki-long", LONG_PROFILE),
-            _spec("chrono-100", CHRONOLOGICAL, m=100),
-            _spec("chrono-500", CHRONOLOGICAL, m=500),
-            _spec("chrono-1000", CHRONOLOGICAL, m=1000),
-            _spec("memory-10", RETRIEVAL, k=10),
-            _spec("memory-50", RETRIEVAL, k=50),
-            _spec("memory-100", RETRIEVAL, k=100),
-            _spec("random-100", RANDOM, k=100),
-            _spec("hybrid-50-50", HYBRID, k1=50, k2=50),
-        )
-    }
-)
+# The preset lines: a strategy the paper names gets its line here.
+_PRESETS: dict[str, MethodSpec] = {
+    s.name: s
+    for s in (
+        _spec("simple", "no-context"),
+        _spec("wiki", "short-profile"),
+        _spec("wiki-long", "long-profile"),
+        _spec("chrono-100", "chronological", m=100),
+        _spec("chrono-500", "chronological", m=500),
+        _spec("chrono-1000", "chronological", m=1000),
+        _spec("memory-10", "retrieval", k=10),
+        _spec("memory-50", "retrieval", k=50),
+        _spec("memory-100", "retrieval", k=100),
+        _spec("random-100", "random", k=100),
+        _spec("hybrid-50-50", "hybrid", k1=50, k2=50),
+    )
+}
+PRESETS: Mapping[str, MethodSpec] = MappingProxyType(_PRESETS)
+"""Preset name -> spec (read-only view; ``register_preset`` adds to it)."""
 
 PAPER_METHODS: tuple[str, ...] = (
     "simple", "wiki", "wiki-long", "memory-100", "chrono-100", "chrono-500", "chrono-1000", "hybrid-50-50",
 )
 """The eight configurations of the paper's Table 1, in its row order."""
 
-DEFAULT_METHODS: tuple[str, ...] = PAPER_METHODS + ("random-100", "memory-10", "memory-50")
-"""The paper's eight plus its Random-100 and Relevance-10/50 ablations: the default run."""
+ABLATION_METHODS: tuple[str, ...] = ("memory-10", "memory-50", "random-100")
+"""The paper's ablations: Relevance-10/50 and the Random-100 control."""
 
-_PREFIXES = {
-    "chronological": CHRONOLOGICAL,
-    "chrono": CHRONOLOGICAL,
-    "retrieval": RETRIEVAL,
-    "memory": RETRIEVAL,
-    "random": RANDOM,
-}
-_PARAM_OF = {CHRONOLOGICAL: "m", RETRIEVAL: "k", RANDOM: "k"}
-_SINGLE = re.compile(r"^(chronological|chrono|retrieval|memory|random)-([1-9][0-9]*)$")
-_HYBRID = re.compile(r"^hybrid-(0|[1-9][0-9]*)-(0|[1-9][0-9]*)$")
-_PLAIN = {NO_CONTEXT: NO_CONTEXT, SHORT_PROFILE: SHORT_PROFILE, LONG_PROFILE: LONG_PROFILE}
+METHOD_ORDER: tuple[str, ...] = PAPER_METHODS + ABLATION_METHODS
+"""The paper's order (Table 1, then the ablations): the one order tables, reports and runs use."""
 
-GRAMMAR_HELP = (
-    "no-context, short-profile, long-profile, chronological-<m>, chrono-<m>, retrieval-<k>, "
-    "memory-<k>, random-<k>, hybrid-<k1>-<k2>"
-)
+DEFAULT_METHODS: tuple[str, ...] = METHOD_ORDER
+"""The default run: the paper's eight plus its three ablations."""
+
+_NUMBER = re.compile(r"0|[1-9][0-9]*")
+
+
+def register_preset(name: str, strategy: str, **params: int) -> MethodSpec:
+    """Add a named preset (a plugin's paper name). Raises ConfigError on a taken name or bad spec."""
+    if name in _PRESETS:
+        raise ConfigError(f"preset {name!r} already exists")
+    spec = _spec(name, strategy, **params)
+    _PRESETS[name] = spec
+    return spec
+
+
+def grammar_help() -> str:
+    """Every accepted ``<strategy>-<n>`` form, e.g. ``chronological-<m>, chrono-<m>, ..., hybrid-<k1>-<k2>``."""
+    forms = []
+    for s in all_strategies():
+        for prefix in (s.name, *s.aliases):
+            forms.append(prefix + "".join(f"-<{p}>" for p in s.params))
+    return ", ".join(forms)
 
 
 def valid_names() -> str:
     """Human-readable list of accepted names, for error messages and CLI help."""
-    return f"presets: {', '.join(PRESETS)}; or the grammar: {GRAMMAR_HELP}"
+    return f"presets: {', '.join(PRESETS)}; or the grammar: {grammar_help()}"
+
+
+def _parse_grammar(name: str) -> tuple[str, dict[str, int]] | None:
+    """(strategy, params) when ``name`` is ``<prefix>(-<n>){len(params)}`` of a registered strategy."""
+    for s in all_strategies():
+        for prefix in (s.name, *s.aliases):
+            if not s.params:
+                if name == prefix:
+                    return s.name, {}
+                continue
+            if not name.startswith(prefix + "-"):
+                continue
+            numbers = name[len(prefix) + 1:].split("-")
+            if len(numbers) == len(s.params) and all(_NUMBER.fullmatch(n) for n in numbers):
+                return s.name, {p: int(n) for p, n in zip(s.params, numbers)}
+    return None
 
 
 def resolve_method(name_or_spec: str | MethodSpec) -> MethodSpec:
@@ -85,7 +103,8 @@ def resolve_method(name_or_spec: str | MethodSpec) -> MethodSpec:
     The spec's name is the name given, so results are labelled the way the user asked.
 
     Raises:
-        ConfigError: the name is neither a preset nor valid grammar; lists the valid names.
+        ConfigError: the name is neither a preset nor valid grammar (or its counts are invalid,
+            e.g. ``chrono-0``); lists the valid names.
     """
     if isinstance(name_or_spec, MethodSpec):
         return name_or_spec
@@ -94,16 +113,13 @@ def resolve_method(name_or_spec: str | MethodSpec) -> MethodSpec:
     name = name_or_spec
     if name in PRESETS:
         return PRESETS[name]
-    if name in _PLAIN:
-        return MethodSpec(name=name, strategy=_PLAIN[name], params={})
-    m = _SINGLE.match(name)
-    if m:
-        strategy = _PREFIXES[m.group(1)]
-        return MethodSpec(name=name, strategy=strategy, params={_PARAM_OF[strategy]: int(m.group(2))})
-    m = _HYBRID.match(name)
-    if m and int(m.group(1)) + int(m.group(2)) > 0:
-        return MethodSpec(name=name, strategy=HYBRID, params={"k1": int(m.group(1)), "k2": int(m.group(2))})
-    raise ConfigError(f"unknown method {name!r}; valid names are {valid_names()}")
+    parsed = _parse_grammar(name)
+    if parsed is None:
+        raise ConfigError(f"unknown method {name!r}; valid names are {valid_names()}")
+    try:
+        return MethodSpec(name=name, strategy=parsed[0], params=parsed[1])
+    except ConfigError as exc:
+        raise ConfigError(f"invalid method {name!r} ({exc}); valid names are {valid_names()}") from None
 
 
 def resolve_methods(names: list[str] | tuple[str, ...]) -> list[MethodSpec]:
@@ -122,3 +138,10 @@ def resolve_methods(names: list[str] | tuple[str, ...]) -> list[MethodSpec]:
     if bad:
         raise ConfigError(f"unknown method(s) {', '.join(bad)}; valid names are {valid_names()}")
     return out
+
+
+def order_methods(methods: Iterable[str]) -> list[str]:
+    """Distinct method names in ``METHOD_ORDER``, anything else after them alphabetically."""
+    uniq = set(methods)
+    known = [m for m in METHOD_ORDER if m in uniq]
+    return known + sorted(uniq - set(known))

@@ -4,6 +4,9 @@ Paper Appendix J.2 (Memory-k): cosine similarity between question embeddings, to
 questions of a personality are ranked at once: one (n_questions x n_train) matrix product of
 L2-normalised embeddings, then a partial sort per row; no Python loop over pairs.
 
+An MCQ group (several atomic questions sharing one prompt) gets the ordered, de-duplicated
+union of each question's k pairs (question order, then rank order).
+
 Ranking is made reproducible in two ways. Similarities are computed in float64 and rounded
 to 1e-9, so the order never depends on BLAS summation order (a matrix product and a
 per-question dot product can differ in the last bits, which would flip near-identical
@@ -17,8 +20,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..llm.embeddings import Embedder, EmbeddingCache, cached_embed
+from ..embeddings import Embedder, EmbeddingCache, cached_embed
 from ..split import HeldOutSplit, PairRef
+from ._base import BaseStrategy, GenerationContext, MethodSpec, Question, SelectionInputs, context_from_examples
+from ._base import register_strategy
 
 SIMILARITY_DECIMALS = 9
 
@@ -92,3 +97,40 @@ def retrieve(
     query = np.asarray(embedder.embed(list(question_texts)), dtype=np.float32)
     idx = top_k(similarities(query, train_embeddings), k)
     return [tuple(train[i] for i in row) for row in idx.tolist()]
+
+
+def retrieve_for(split: HeldOutSplit, questions: Sequence[Question], k: int,
+                 inputs: SelectionInputs) -> list[tuple[PairRef, ...]]:
+    """``retrieve`` over (qa_id, text) questions with the run's embedder and shared embeddings."""
+    return retrieve(split, [text for _, text in questions], k, inputs.embedder,
+                    train_embeddings=inputs.train_embeddings, cache=inputs.cache)
+
+
+def ordered_union(*groups: Sequence[PairRef]) -> tuple[PairRef, ...]:
+    """Concatenate, keeping the first occurrence of each qa_id (earlier groups win)."""
+    seen: set[str] = set()
+    out: list[PairRef] = []
+    for group in groups:
+        for p in group:
+            if p.qa_id not in seen:
+                seen.add(p.qa_id)
+                out.append(p)
+    return tuple(out)
+
+
+@register_strategy
+class Retrieval(BaseStrategy):
+    name = "retrieval"
+    aliases = ("memory",)
+    params = ("k",)
+    needs_embedder = True
+
+    def select(self, split: HeldOutSplit, spec: MethodSpec, questions: Sequence[Question],
+               inputs: SelectionInputs) -> list[GenerationContext]:
+        ranked = retrieve_for(split, questions, spec.params["k"], inputs)
+        return [context_from_examples(spec, r, split) for r in ranked]
+
+    def select_group(self, split: HeldOutSplit, spec: MethodSpec, questions: Sequence[Question],
+                     inputs: SelectionInputs, group_key: str) -> GenerationContext:
+        union = ordered_union(*retrieve_for(split, questions, spec.params["k"], inputs))
+        return context_from_examples(spec, union, split)

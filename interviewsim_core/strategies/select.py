@@ -2,6 +2,7 @@
 
 Questions come in as (qa_id, text) or are reduced to that immediately: a strategy never sees
 a held-out response, and every selected pair is checked to be a training pair of the split.
+The strategy is looked up in the registry, so these functions never name a strategy.
 """
 
 from __future__ import annotations
@@ -10,25 +11,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..llm.embeddings import Embedder, EmbeddingCache
+from ..embeddings import Embedder, EmbeddingCache
 from ..split import HeldOutSplit
-from ._base import (
-    CHRONOLOGICAL,
-    HYBRID,
-    RANDOM,
-    RETRIEVAL,
-    GenerationContext,
-    MethodSpec,
-    QuestionLike,
-    as_questions,
-    context_from_examples,
-)
-from .chronological import latest_pairs
-from .hybrid import hybrid_examples, ordered_union
+from ._base import GenerationContext, MethodSpec, QuestionLike, SelectionInputs, as_questions, strategy_for
 from .presets import resolve_method
-from .profiles import profile_context
-from .retrieval import retrieve
-from .sampling import random_pairs
 
 
 def select_contexts(
@@ -60,25 +46,8 @@ def select_contexts(
     """
     spec = resolve_method(method)
     qs = as_questions(questions)
-    s = spec.strategy
-    if s == CHRONOLOGICAL:
-        ctx = context_from_examples(spec, latest_pairs(split, spec.params["m"]), split)
-        return [ctx] * len(qs)
-    if s == RANDOM:
-        return [
-            context_from_examples(spec, random_pairs(split, spec.params["k"], seed, qa_id), split)
-            for qa_id, _ in qs
-        ]
-    if s in (RETRIEVAL, HYBRID):
-        k = spec.params["k"] if s == RETRIEVAL else spec.params["k1"]
-        ranked = retrieve(
-            split, [text for _, text in qs], k, embedder, train_embeddings=train_embeddings, cache=cache
-        )
-        if s == RETRIEVAL:
-            return [context_from_examples(spec, r, split) for r in ranked]
-        recent = latest_pairs(split, spec.params["k2"])
-        return [context_from_examples(spec, hybrid_examples(r, recent), split) for r in ranked]
-    return [profile_context(split, spec)] * len(qs)
+    inputs = SelectionInputs(embedder=embedder, seed=seed, train_embeddings=train_embeddings, cache=cache)
+    return strategy_for(spec.strategy).select(split, spec, qs, inputs)
 
 
 def select_group_context(
@@ -105,18 +74,6 @@ def select_group_context(
     """
     spec = resolve_method(method)
     qs = as_questions(questions)
-    s = spec.strategy
-    if s == RANDOM:
-        key = group_id if group_id is not None else "|".join(qa_id for qa_id, _ in qs)
-        return context_from_examples(spec, random_pairs(split, spec.params["k"], seed, key), split)
-    if s in (RETRIEVAL, HYBRID):
-        k = spec.params["k"] if s == RETRIEVAL else spec.params["k1"]
-        ranked = retrieve(
-            split, [text for _, text in qs], k, embedder, train_embeddings=train_embeddings, cache=cache
-        )
-        union = ordered_union(*ranked)
-        if s == HYBRID:
-            union = hybrid_examples(union, latest_pairs(split, spec.params["k2"]))
-        return context_from_examples(spec, union, split)
-    contexts = select_contexts(split, spec, qs[:1] or [("", "")], embedder, seed)
-    return contexts[0]
+    key = group_id if group_id is not None else "|".join(qa_id for qa_id, _ in qs)
+    inputs = SelectionInputs(embedder=embedder, seed=seed, train_embeddings=train_embeddings, cache=cache)
+    return strategy_for(spec.strategy).select_group(split, spec, qs, inputs, key)

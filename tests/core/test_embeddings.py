@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from interviewsim_core.llm.embeddings import Embedder, EmbeddingCache, HashingEmbedder, cached_embed, texts_digest
+from interviewsim_core.embeddings import Embedder, EmbeddingCache, HashingEmbedder, cached_embed, texts_digest
 
 TEXTS = ["What do you think of the tax bill?", "The tax bill, sir?", "Will there be war?", "", "is it the?",
          "Über café naïve résumé"]
@@ -32,7 +32,7 @@ def test_deterministic_and_batch_independent():
 
 
 def test_stable_across_processes():
-    code = ("import sys, numpy as np; from interviewsim_core.llm.embeddings import HashingEmbedder;"
+    code = ("import sys, numpy as np; from interviewsim_core.embeddings import HashingEmbedder;"
             "sys.stdout.write(HashingEmbedder(dim=128).embed(['tax bill and war', 'moon landing']).tobytes().hex())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120,
                          env={**os.environ, "PYTHONHASHSEED": "999"}).stdout

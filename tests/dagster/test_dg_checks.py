@@ -87,3 +87,17 @@ def test_mcq_leak_check_fails_when_the_context_holds_heldout_text(cfg, monkeypat
     outcome = _run(cfg, MCQ_STEPS)[-1]
     assert outcome.spec.job == launch.PERSONALITY_METHOD_JOB
     assert MCQ_LEAK in outcome.checks_failed
+
+
+def test_profile_check_warns_about_a_blank_long_profile(tiny_corpus, tmp_path):
+    import json
+
+    path = tiny_corpus / "TINY_ALDER" / "prepared_input.json"
+    doc = json.loads(path.read_text())
+    doc["personality"]["long_profile"] = "   "
+    path.write_text(json.dumps(doc))
+    cfg = make_config(tiny_corpus, tmp_path / "data", methods="wiki-long,simple")
+    outcomes = _run(cfg, "generations")
+    failed = [c for o in outcomes for c in o.checks_failed]
+    assert all(o.success for o in outcomes)  # a warning, not a failed run
+    assert failed == ["generations:profile_context_present"]

@@ -71,7 +71,8 @@ def test_graph_snapshot(tiny_corpus, tmp_path):
     checks = sorted(f"{k.asset_key.to_user_string()}:{k.name}" for k in graph.asset_check_keys)
     assert "generations:no_heldout_text_in_generation_prompts" in checks
     assert "mcq_answers:no_heldout_text_in_mcq_answering_prompts" in checks
-    assert len(checks) == 13
+    assert "generations:profile_context_present" in checks
+    assert len(checks) == 14
     sensors = {s.name: s for s in defs.sensors}
     assert sensors[AUTOMATION_SENSOR].default_status == dg.DefaultSensorStatus.RUNNING
     assert sensors["personality_registration"].default_status == dg.DefaultSensorStatus.RUNNING

@@ -23,8 +23,8 @@ def test_every_run_succeeds_with_checks_passing(full_run):
                                               "personality_summary_assets", "global_assets"]
     assert all(o.success for o in outcomes)
     assert all(not o.checks_failed for o in outcomes)
-    # 10 invalid-rate checks + the 2 generation checks + the MCQ leak check ran and passed.
-    assert sum(o.checks_passed for o in outcomes) == 13
+    # 10 invalid-rate checks + the 3 generation checks + the MCQ leak check ran and passed.
+    assert sum(o.checks_passed for o in outcomes) == 14
 
 
 def test_every_asset_partition_is_a_parquet_file_with_its_schema(full_run):

@@ -140,7 +140,7 @@ def test_report_asset_uses_configured_methods_categories_and_embedder(small_run,
     categories file and embedder are the ones the report uses."""
     import shutil
 
-    from interviewsim_core.llm.embeddings import HashingEmbedder
+    from interviewsim_core.embeddings import HashingEmbedder
     from interviewsim_dagster.definitions import build_resources
     from interviewsim_dagster.factory import build_step_assets
 

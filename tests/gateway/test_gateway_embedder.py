@@ -6,7 +6,7 @@ import numpy as np
 from gateway_support import FAKE_KEY_ENV
 
 from interviewsim_core.llm.cache import SqliteCache
-from interviewsim_core.llm.litellm_embedder import LiteLLMEmbedder
+from interviewsim_core.embeddings.litellm_embedder import LiteLLMEmbedder
 
 
 def test_embeds_normalised_float32_and_caches_per_text(fake_server, planted_key, tmp_path):

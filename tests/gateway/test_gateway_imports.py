@@ -10,7 +10,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_import_does_not_pull_litellm_or_dagster():
-    code = ("import sys, interviewsim_core.llm, interviewsim_core.llm.gateway, interviewsim_core.llm.litellm_embedder, "
+    code = ("import sys, interviewsim_core.llm, interviewsim_core.llm.gateway, interviewsim_core.embeddings.litellm_embedder, "
             "interviewsim_core.llm.offline_provider, interviewsim_core.llm.testing; "
             "print(sorted(m for m in ('litellm', 'dagster', 'openai') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)

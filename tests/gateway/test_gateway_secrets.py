@@ -10,7 +10,7 @@ from scripted_model import scripted_reply, toy_request
 
 from interviewsim_core.llm.cache import SqliteCache
 from interviewsim_core.llm.gateway import Gateway
-from interviewsim_core.llm.litellm_embedder import LiteLLMEmbedder
+from interviewsim_core.embeddings.litellm_embedder import LiteLLMEmbedder
 
 
 @pytest.mark.parametrize("transport", ["litellm", "auto"])

@@ -29,6 +29,7 @@ def replan(context, cfg: EvalConfig, step_name: str, loaded: dict) -> dict:
 
 NO_HELDOUT_IN_PROMPTS = "no_heldout_text_in_generation_prompts"
 ONE_PER_QUESTION = "one_generation_per_heldout_question"
+PROFILE_CONTEXT = "profile_context_present"
 
 
 def build_checks(generations: dg.AssetsDefinition, cfg: EvalConfig) -> list[dg.AssetChecksDefinition]:
@@ -72,7 +73,30 @@ def build_checks(generations: dg.AssetsDefinition, cfg: EvalConfig) -> list[dg.A
                       "problems": dg.MetadataValue.json(problems[:20])},
         )
 
-    return [no_heldout_in_prompts, one_per_question]
+    @dg.asset_check(
+        asset=generations,
+        name=PROFILE_CONTEXT,
+        partitions_def=pxm,
+        description="Wiki/Wiki-Long had a profile to send (a blank one is warned about, not passed off as Simple); "
+        "counts the rows whose long profile was cut to the paper's 10,000 characters.",
+    )
+    def profile_context(context: dg.AssetCheckExecutionContext, generations: dict) -> dg.AssetCheckResult:
+        blank, truncated = [], 0
+        for key, pid, method in cells(context, pxm):
+            df = generations.get(key)
+            if df is None or "context_state" not in df.columns:
+                continue
+            states = df["context_state"]
+            truncated += int((states == "truncated").sum())
+            if (states == "blank_profile").any():
+                blank.append({"personality": pid, "method": method})
+        return dg.AssetCheckResult(
+            passed=not blank, severity=dg.AssetCheckSeverity.WARN,
+            metadata={"blank_profile_partitions": dg.MetadataValue.json(blank[:50]),
+                      "rows_with_truncated_profile": truncated},
+        )
+
+    return [no_heldout_in_prompts, one_per_question, profile_context]
 
 
 NO_HELDOUT_IN_MCQ_PROMPTS = "no_heldout_text_in_mcq_answering_prompts"

@@ -7,7 +7,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # the scripted gateway lives beside the tests
 
-from interviewsim_core.llm.embeddings import HashingEmbedder  # noqa: E402
+from interviewsim_core.embeddings import HashingEmbedder  # noqa: E402
 from interviewsim_core.llm.types import ModelConfig  # noqa: E402
 from interviewsim_core.loader import load_corpus  # noqa: E402
 from interviewsim_core.split import split_personality  # noqa: E402

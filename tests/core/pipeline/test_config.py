@@ -16,12 +16,12 @@ def test_defaults_are_offline_and_complete():
     assert cfg.corpus.name == "sample_corpus" and cfg.corpus.is_dir()
     assert cfg.methods == tuple(DEFAULT_METHODS)
     assert cfg.generator.model == "offline/extractive" and len(cfg.judges) == 1
-    assert cfg.embedding_model == "offline/hashing"
-    assert cfg.mcq_options == (3, 4) and cfg.seed == 0 and EvalConfig.PS_VOTES == 3
+    assert cfg.embedding_model is None and cfg.effective_embedding_model == "offline/hashing"
+    assert cfg.mcq_options == (3, 4) and cfg.seed == 0 and cfg.ps_votes == 3 and cfg.ps_vote_temperature == 0.7
     assert cfg.effective_cache_path == Path("data_out") / ".cache" / "llm.sqlite"
     assert cfg.invalid_rate_threshold == 0.05 and cfg.rescore_cron == "0 3 * * *"
     with pytest.raises(Exception):
-        EvalConfig(ps_votes=5)  # not configurable: the seed fixes three
+        EvalConfig(ps_votes=5)  # stated, but the seed fixes three
 
 
 def test_every_field_has_a_docstring():
@@ -98,6 +98,83 @@ def test_judge_identity_tracks_output_affecting_settings_only(monkeypatch):
     assert judge_identity(j) != base
     assert judge_identity(j, ("personality",)) == judge_identity(j.model_copy(), ("personality",))
     assert config_mod.JUDGE_CONTRACTS == ("content_similarity", "factual_consistency", "personality")
+
+
+def test_vote_sampling_is_part_of_the_ps_judge_identity_only():
+    j = ModelConfig(model="openai/gpt-4.1")
+    default = judge_identity(j, ("personality",))
+    assert default == judge_identity(j, ("personality",), EvalConfig().ps_vote_sampling)
+    hotter = EvalConfig(ps_vote_temperature=1.0).ps_vote_sampling
+    assert judge_identity(j, ("personality",), hotter) != default
+    assert judge_identity(j, ("personality",), EvalConfig(ps_vote_temperature=None).ps_vote_sampling) != default
+    # CS and FC judgments do not depend on how PS votes are sampled.
+    assert judge_identity(j, ("content_similarity",), hotter) == judge_identity(j, ("content_similarity",))
+
+
+@pytest.mark.parametrize("bad", [{"ps_votes": 5}, {"ps_votes": 1}, {"ps_vote_temperature": -0.1},
+                                 {"ps_vote_temperature": 3.0}])
+def test_vote_sampling_is_validated(bad):
+    with pytest.raises(ConfigError):
+        EvalConfig.load(None, {}, bad)
+
+
+def test_vote_sampling_from_env_and_file(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("ps_vote_temperature: null\n")
+    assert EvalConfig.load(f, {}).ps_vote_temperature is None
+    assert EvalConfig.load(None, {"INTERVIEWSIM_PS_VOTE_TEMPERATURE": "1.0"}).ps_vote_temperature == 1.0
+
+
+# ---- the retrieval embedder guard (issue 11) ------------------------------------------------------
+
+RETRIEVAL_REAL = {"generator": "openai/gpt-4.1", "methods": "simple,memory-100,hybrid-50-50"}
+
+
+def test_real_models_with_retrieval_and_the_default_embedder_refuse_to_start():
+    cfg = EvalConfig.load(None, {}, RETRIEVAL_REAL)
+    problem = config_mod.retrieval_embedder_problem(cfg)
+    assert problem and "--embedding-model" in problem and "memory-100, hybrid-50-50" in problem
+    assert "openai/gpt-4.1" in problem and "text-embedding-3-small" in problem
+    with pytest.raises(ConfigError, match="--embedding-model"):
+        config_mod.check_retrieval_embedder(cfg)
+
+
+def test_a_real_judge_alone_is_enough_to_refuse():
+    cfg = EvalConfig.load(None, {}, {"judges": "offline/extractive,anthropic/claude-sonnet-4", "methods": "memory-3"})
+    assert "anthropic/claude-sonnet-4" in config_mod.retrieval_embedder_problem(cfg)
+
+
+@pytest.mark.parametrize("overrides", [
+    {**RETRIEVAL_REAL, "embedding_model": "offline/hashing"},                 # explicit offline: a choice
+    {**RETRIEVAL_REAL, "embedding_model": "openai/text-embedding-3-small"},  # the paper's embedder
+    {"generator": "openai/gpt-4.1", "methods": "simple,chrono-100"},         # nothing retrieves
+    {"methods": "memory-100"},                                               # everything offline
+])
+def test_the_guard_lets_deliberate_or_harmless_configs_through(overrides):
+    cfg = EvalConfig.load(None, {}, overrides)
+    assert config_mod.retrieval_embedder_problem(cfg) is None
+    assert config_mod.check_retrieval_embedder(cfg) is cfg
+
+
+def test_explicit_offline_embedder_survives_a_dump_and_reload(tmp_path):
+    import yaml
+
+    for value in (None, "offline/hashing"):
+        cfg = EvalConfig.load(None, {}, {**RETRIEVAL_REAL, "embedding_model": value})
+        f = tmp_path / "saved.yaml"
+        f.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
+        again = EvalConfig.load(f, {})
+        assert again.embedding_model == value
+        assert (config_mod.retrieval_embedder_problem(again) is None) == (value is not None)
+    env = {"INTERVIEWSIM_EMBEDDING_MODEL": "offline/hashing"}
+    assert config_mod.retrieval_embedder_problem(EvalConfig.load(None, env, RETRIEVAL_REAL)) is None
+
+
+def test_offline_embedder_ignores_the_shared_api_base():
+    cfg = EvalConfig.load(None, {}, {"api_base": "http://127.0.0.1:9/v1"})
+    assert cfg.effective_embedding_api_base is None
+    remote = EvalConfig.load(None, {}, {"api_base": "http://127.0.0.1:9/v1", "embedding_model": "openai/e"})
+    assert remote.effective_embedding_api_base == "http://127.0.0.1:9/v1"
 
 
 def test_json_round_trip_for_the_launchpad():

@@ -23,7 +23,8 @@ METHODS = ("simple", "chrono-5", "hybrid-2-2")
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     root = tmp_path_factory.mktemp("direct")
-    cfg = EvalConfig(data_root=root, methods=METHODS,
+    # Scripted (non-offline) judges and a retrieval method: the offline embedder must be chosen explicitly.
+    cfg = EvalConfig(data_root=root, methods=METHODS, embedding_model="offline/hashing",
                      judges=({"model": "scripted/a", "label": "judge-a"}, {"model": "scripted/b", "label": "judge-b"}))
     gw = ScriptedGateway()
     lines: list[str] = []
@@ -114,8 +115,8 @@ def test_real_gateway_offline_model_and_cache(tmp_path):
 
 
 def test_embedder_choice_follows_config():
+    from interviewsim_core.embeddings import HashingEmbedder
     from interviewsim_core.factories import make_embedder
-    from interviewsim_core.llm.embeddings import HashingEmbedder
 
     assert isinstance(make_embedder(EvalConfig()), HashingEmbedder)
     remote = make_embedder(EvalConfig(embedding_model="openai/text-embedding-3-small",

@@ -53,8 +53,8 @@ def test_offline_run_writes_parquet_and_prints_attribution_first(tmp_path):
 
 
 def test_embedding_flags_choose_the_label_clustering_embedder(tmp_path, monkeypatch):
-    from interviewsim_core.llm.embeddings import HashingEmbedder
     from interviewsim_core import factories
+    from interviewsim_core.embeddings import HashingEmbedder
 
     asked, embedded = [], []
 

@@ -192,7 +192,7 @@ def test_rows_whose_build_call_failed_are_not_judged_and_ids_must_be_unique(serv
 
 
 def test_offline_model_end_to_end_through_litellm_with_label_clusters():
-    from interviewsim_core.llm.embeddings import HashingEmbedder
+    from interviewsim_core.embeddings import HashingEmbedder
     from interviewsim_core.pipeline.config import OFFLINE_MODEL
 
     split = tiny_split()

@@ -32,8 +32,8 @@ def test_report_command_rejects_bad_inputs(tmp_path):
 
 
 def test_report_command_methods_pairs_and_embedder_flags(small_run, tmp_path, monkeypatch):
-    from interviewsim_core.llm.embeddings import HashingEmbedder
     from interviewsim_core import factories
+    from interviewsim_core.embeddings import HashingEmbedder
 
     asked = []
 

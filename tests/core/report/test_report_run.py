@@ -32,6 +32,10 @@ def written(small_run, tmp_path_factory):
     return data, doc, page, paths
 
 
+def paths_html(written) -> str:
+    return written[3].html.read_text()
+
+
 def _macro(df: pd.DataFrame, value: str) -> pd.Series:
     per = df.groupby(["method", "judge", "personality_id"])[value].mean()
     return per.groupby(["method", "judge"]).mean()
@@ -64,6 +68,9 @@ def test_every_section_present_with_its_status(written):
     meta = doc["meta"]
     assert meta["personalities"] == list(PERSONALITIES) and meta["judges"] == list(JUDGES)
     assert meta["methods"] == list(METHODS)
+    # How the PS votes were sampled is read from the vote rows and shown in the header.
+    assert meta["ps_vote_sampling"] == "3 votes per trait and side, temperature 0.7"
+    assert 'data-fact="ps_vote_sampling">3 votes per trait and side, temperature 0.7<' in paths_html(written)
 
 
 def test_leaderboard_judged_metrics_recomputed(written, small_run):
@@ -306,7 +313,7 @@ class _Recording:
     """An embedder that remembers what it was asked to embed (delegating to the offline one)."""
 
     def __init__(self):
-        from interviewsim_core.llm.embeddings import HashingEmbedder
+        from interviewsim_core.embeddings import HashingEmbedder
 
         self._inner = HashingEmbedder(dim=256)
         self.name = "recording-" + self._inner.name

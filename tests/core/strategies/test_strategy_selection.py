@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _strategy_docs import make_doc, make_split, test_questions
-from interviewsim_core.llm.embeddings import EmbeddingCache, HashingEmbedder
+from interviewsim_core.embeddings import EmbeddingCache, HashingEmbedder
 from interviewsim_core.split import PairRef, split_personality
 from interviewsim_core.strategies import (
     MethodSpec,

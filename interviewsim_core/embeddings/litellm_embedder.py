@@ -1,6 +1,6 @@
 """Embeddings from any litellm embedding model (the paper's ``text-embedding-3-small``).
 
-Implements the ``Embedder`` protocol of ``embeddings.py``. Each text's vector is stored in the
+Implements the ``Embedder`` protocol (``_protocol.py``). Each text's vector is stored in the
 gateway's SQLite cache (table ``embeddings``, keyed by the model identity and the text), so the
 training questions of a personality are embedded once per model, across runs and processes.
 Calls go through ``litellm.aembedding`` with the gateway's retry policy; the key is read from
@@ -15,11 +15,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import GatewayError
-from .cache import Cache, NullCache, embedding_key
-from .retry import retrying
-from .transport import litellm_module, shared_runner
+from ..llm.cache import Cache, NullCache, embedding_key
+from ..llm.retry import retrying
+from ..llm.transport import litellm_module, shared_runner
 
 __all__ = ["LiteLLMEmbedder"]
+
 
 class LiteLLMEmbedder:
     """Texts in, L2-normalised float32 rows out, via litellm; cached per text.
