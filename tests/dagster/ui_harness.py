@@ -246,7 +246,7 @@ class DagsterUI:
     def runs(self) -> list[dict]:
         """Every run on the instance, newest first: id, status, job, tags, asset selection."""
         data = self.gql("""{ runsOrError(limit: 500) { ... on Runs { results {
-            runId status jobName creationTime tags { key value } assetSelection { path } } } } }""")
+            runId status jobName creationTime startTime endTime tags { key value } assetSelection { path } } } } }""")
         out = []
         for r in data["runsOrError"]["results"]:
             r["tags"] = {t["key"]: t["value"] for t in r["tags"]}
