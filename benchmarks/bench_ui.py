@@ -111,6 +111,7 @@ def job_runs(ui, env: dict[str, str], wait_for) -> dict:
 
     cfg = EvalConfig.load_resolved(env=env)
     defs = build_definitions(cfg)
+    os.environ["DAGSTER_HOME"] = env["DAGSTER_HOME"]  # the instance's dagster.yaml reads it
     with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
         specs = plan_runs(defs, instance, cfg.methods)
     t0 = time.perf_counter()
