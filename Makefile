@@ -8,7 +8,7 @@ export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 # litellm from source (tens of seconds per import). Byte-code is compiled at install and may be cached.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install demo test bench ui clean
+.PHONY: install demo test test-distributed bench ui clean
 
 $(STAMP): pyproject.toml
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -24,6 +24,18 @@ demo: install
 
 test: install
 	$(PY) -m pytest -q
+
+# PostgreSQL + Redis (Debian) + moto's S3 + two Celery workers, all started and stopped by the tests
+# themselves on 127.0.0.1; needs root (or the packages already installed) for apt-get.
+DIST_STAMP := $(VENV)/.installed-distributed
+$(DIST_STAMP): $(STAMP)
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v redis-server >/dev/null \
+	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql redis-server >/dev/null)
+	python3 -m uv pip install --quiet --python $(PY) -e '.[test,distributed]'
+	@touch $(DIST_STAMP)
+
+test-distributed: $(DIST_STAMP)
+	$(PY) -m pytest -q -m distributed tests/distributed
 
 bench: install
 	$(PY) -m benchmarks.run_all

@@ -13,7 +13,7 @@ import time
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-BENCHMARKS = ("bench_retrieval", "bench_gateway", "bench_orchestration", "bench_ui")
+BENCHMARKS = ("bench_retrieval", "bench_gateway", "bench_orchestration", "bench_cache", "bench_ui")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -131,7 +131,8 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
 
 def run(
     corpus: Optional[Path] = typer.Option(None, "--corpus", help="Corpus folder (one sub-folder per personality)."),
-    data_root: Optional[Path] = typer.Option(None, "--data-root", help="Where the Parquet tables go."),
+    data_root: Optional[str] = typer.Option(
+        None, "--data-root", help="Where the Parquet tables go: a folder or a URL (s3://bucket/prefix, gs://, file://)."),
     methods: Optional[str] = typer.Option(None, "--methods", help="Comma-separated methods to run (default: all configured)."),
     personalities: Optional[str] = typer.Option(None, "--personalities", help="Comma-separated personality ids (default: all)."),
     generator: Optional[str] = typer.Option(None, "--generator", help="litellm model string of the generator."),

@@ -17,20 +17,19 @@ if TYPE_CHECKING:
     from .pipeline.config import EvalConfig
 
 
-def gateway_at(cache_path: Path | str) -> Gateway:
-    """A gateway whose persistent SQLite cache is ``cache_path`` (parent folders created)."""
+def gateway_at(cache_path: Path | str, cache_url: str | None = None) -> Gateway:
+    """A gateway whose persistent cache is the shared one at ``cache_url`` (Redis/PostgreSQL), else
+    the SQLite file ``cache_path`` (parent folders created); see ``llm.shared_cache.open_cache``."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from .llm.cache import SqliteCache
     from .llm.gateway import Gateway
+    from .llm.shared_cache import open_cache
 
-    path = Path(cache_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return Gateway(cache=SqliteCache(path))
+    return Gateway(cache=open_cache(cache_url, cache_path))
 
 
 def make_gateway(config: EvalConfig) -> Gateway:
-    """The gateway of a run: the SQLite cache at the configured path."""
-    return gateway_at(config.effective_cache_path)
+    """The gateway of a run: the configured cache (``cache_url``, else SQLite at ``cache_path``)."""
+    return gateway_at(config.effective_cache_path, config.cache_url)
 
 
 def embedder_from(model: str, api_base: str | None = None) -> Embedder:
@@ -46,5 +45,6 @@ def make_embedder(config: EvalConfig) -> Embedder:
 
 
 def embedding_cache_dir(config: EvalConfig) -> Path:
-    """Where retrieval embeddings are cached: ``<data_root>/.cache/embeddings``."""
-    return Path(config.data_root) / ".cache" / "embeddings"
+    """Where retrieval embeddings are cached: ``<data_root>/.cache/embeddings`` (beside ``cache_path``
+    when the data root is a URL; ``EvalConfig.embedding_cache_dir``)."""
+    return config.embedding_cache_dir

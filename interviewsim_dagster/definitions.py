@@ -42,7 +42,7 @@ def build_resources(cfg: EvalConfig) -> dict[str, object]:
     return {
         CONFIG: EvalConfigResource.from_config(cfg),
         CORPUS: CorpusResource(path=str(cfg.corpus)),
-        LLM: GatewayResource(cache_path=str(cfg.effective_cache_path)),
+        LLM: GatewayResource(cache_path=str(cfg.effective_cache_path), cache_url=cfg.cache_url),
         "io_manager": ParquetIOManager(data_root=str(cfg.data_root)),
     }
 

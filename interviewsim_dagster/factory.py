@@ -52,7 +52,7 @@ from .io_managers import ALLOW_MISSING
 from .presenters import PRESENTERS
 from .versioning import versioned_output
 
-KINDS: dict[str, set[str]] = {"report": {"html", "json"}}
+KINDS: dict[str, set[str]] = {"report": {"html", "json"}, "sft_dataset": {"jsonl"}}
 """Asset kinds other than ``parquet`` (the report writes its own files)."""
 
 

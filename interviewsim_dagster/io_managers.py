@@ -25,6 +25,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
+from interviewsim_core.dataroot import as_root, exists
 from interviewsim_core.pipeline.storage import partition_path as _core_path
 from interviewsim_core.pipeline.storage import read_frame, write_frame
 
@@ -36,27 +37,28 @@ break a leaderboard); without it a missing upstream file is an error, as silence
 
 
 def partition_path(
-    root: Path, asset: str, partition_key: str | None, partitions_def: dg.PartitionsDefinition | None
+    root: Path | str, asset: str, partition_key: str | None, partitions_def: dg.PartitionsDefinition | None
 ) -> Path:
     """Where one asset partition lives: core's layout, so direct and orchestrated runs share files.
 
     Multi-partition keys are parsed through their definition, never split by hand.
     """
     if partition_key is None or partitions_def is None:
-        return _core_path(Path(root), asset)
+        return _core_path(root, asset)
     dims = dims_of(partitions_def, partition_key)
-    return _core_path(Path(root), asset, dims["personality"], dims.get("method"))
+    return _core_path(root, asset, dims["personality"], dims.get("method"))
 
 
 class ParquetIOManager(dg.ConfigurableIOManager):
     """Stores every asset partition as its own Parquet file under ``data_root`` (see module docstring)."""
 
     data_root: str
-    """Directory of the Parquet tree; created on first write. Point it at shared storage for multi-machine runs."""
+    """Directory or URL (``s3://bucket/prefix``, ``gs://``, ``file://``) of the Parquet tree; created on first
+    write. Point it at shared storage (object storage) for multi-machine runs."""
 
     def _path(self, context: dg.OutputContext | dg.InputContext, key: str | None) -> Path:
         pdef = context.asset_partitions_def if key is not None else None
-        return partition_path(Path(self.data_root), context.asset_key.path[-1], key, pdef)
+        return partition_path(self.data_root, context.asset_key.path[-1], key, pdef)
 
     def handle_output(self, context: dg.OutputContext, obj: pd.DataFrame | Mapping[str, pd.DataFrame]) -> None:
         asset = context.asset_key.path[-1]
@@ -80,7 +82,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         if len(paths) == 1:
             meta["path"] = dg.MetadataValue.path(str(paths[0]))
         else:
-            meta["data_dir"] = dg.MetadataValue.path(str(Path(self.data_root) / asset))
+            meta["data_dir"] = dg.MetadataValue.path(str(as_root(self.data_root) / asset))
         context.add_output_metadata(meta)
 
     def load_input(self, context: dg.InputContext) -> pd.DataFrame | dict[str, pd.DataFrame]:
@@ -92,7 +94,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         missing: list[str] = []
         for key in context.asset_partition_keys:
             path = self._path(context, key)
-            if path.exists():
+            if exists(path):
                 out[key] = read_frame(path)
             else:
                 missing.append(key)

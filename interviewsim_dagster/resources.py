@@ -104,7 +104,7 @@ def _split(path: str, fingerprint: str, personality_id: str) -> HeldOutSplit:
 
 
 class GatewayResource(dg.ConfigurableResource):
-    """The one model gateway of this process: SQLite LLM cache, bounded concurrency, retries, cost ledger.
+    """The one model gateway of this process: LLM cache, bounded concurrency, retries, cost ledger.
 
     One gateway per process so every asset of a run shares the cache connection and the per-model
     concurrency limits; the cache file is shared across processes and runs (it is multi-process safe),
@@ -113,20 +113,22 @@ class GatewayResource(dg.ConfigurableResource):
 
     cache_path: str
     """SQLite cache file (``EvalConfig.effective_cache_path``)."""
+    cache_url: str | None = None
+    """Shared cache for all workers (``EvalConfig.cache_url``: redis:// or postgresql://, no password); wins over cache_path."""
 
     _gateway: object = PrivateAttr(default=None)
 
     def get(self):
         if self._gateway is None:
-            self._gateway = _gateway_for(str(Path(self.cache_path).resolve()), os.getpid())
+            self._gateway = _gateway_for(str(Path(self.cache_path).resolve()), self.cache_url, os.getpid())
         return self._gateway
 
 
 @functools.lru_cache(maxsize=8)
-def _gateway_for(cache_path: str, pid: int):
+def _gateway_for(cache_path: str, cache_url: str | None, pid: int):
     from interviewsim_core.factories import gateway_at
 
-    return gateway_at(cache_path)
+    return gateway_at(cache_path, cache_url)
 
 
 @functools.lru_cache(maxsize=4)

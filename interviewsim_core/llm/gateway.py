@@ -104,6 +104,8 @@ class Gateway:
         self._ledger = _Ledger()
         self._runner = shared_runner()
         self._offline_ready = False
+        self.last_batch = None
+        """The ``BatchOutcome`` of the last run that used batch mode (ids submitted or resumed, lines answered)."""
 
     # -- public API ------------------------------------------------------------------------
     @property
@@ -121,6 +123,8 @@ class Gateway:
         """Run a batch mixing models in one event loop (each model keeps its own concurrency bound)."""
         if not pairs:
             return []
+        if any(m.batch for m, _ in pairs):
+            self._prefill_from_batches(pairs)
 
         # A fixed pool of workers rather than one task per item: a partition may hold hundreds of
         # thousands of calls, and only about sum(max_concurrency) of them can be in flight anyway.
@@ -139,6 +143,16 @@ class Gateway:
 
         self._runner.run(_all())
         return results  # type: ignore[return-value]
+
+    def _prefill_from_batches(self, pairs: Sequence[tuple[ModelConfig, CallRequest]]) -> None:
+        """Batch mode (llm/batch.py): answer the uncached calls of batch models into the cache first;
+        the online pass below then reads them as hits, and sends only what the batch did not answer."""
+        from .batch import prefill  # noqa: PLC0415
+
+        out = self._runner.run(prefill(self.cache, pairs, self.log))
+        self._ledger.add(calls_made=out.lines_sent, prompt_tokens=out.prompt_tokens,
+                         completion_tokens=out.completion_tokens, cost_usd=out.cost_usd)
+        self.last_batch = out
 
     async def acall(self, model: ModelConfig, req: CallRequest) -> CallResult:
         """One logical call: cache, then ask (with retries), then parse; re-ask on a contract breach."""

@@ -73,6 +73,8 @@ class FakeServerConfig:
     record_path: str | None = None
     """Append one JSON line per answered request (path, status, body) to this file, flushed at once:
     how a test reads what a server in another process saw (``python -m interviewsim_core.llm.testing``)."""
+    count_tokens: Callable[[str], int] | None = None
+    """Token count reported in ``usage`` per message content; default: whitespace words."""
 
 
 @dataclass
@@ -198,9 +200,11 @@ class FakeOpenAIServer:
                         headers[k.strip().lower()] = v.strip()
                 body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
                 status, extra, payload = await self._dispatch(method, path, headers, body)
-                out = json.dumps(payload).encode()
+                raw = isinstance(payload, bytes)  # file downloads (batch output) are not JSON documents
+                out = payload if raw else json.dumps(payload).encode()
                 reason = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
-                hdr = [f"HTTP/1.1 {status} {reason.get(status, 'Status')}", "Content-Type: application/json",
+                hdr = [f"HTTP/1.1 {status} {reason.get(status, 'Status')}",
+                       f"Content-Type: {'application/octet-stream' if raw else 'application/json'}",
                        f"Content-Length: {len(out)}", "Connection: keep-alive"]
                 hdr += [f"{k}: {v}" for k, v in extra.items()]
                 writer.write(("\r\n".join(hdr) + "\r\n\r\n").encode("latin-1") + out)
@@ -269,7 +273,8 @@ class FakeOpenAIServer:
     def _chat(self, req: dict[str, Any], malformed: bool) -> dict[str, Any]:
         messages = req.get("messages") or []
         text = MALFORMED_TEXT if malformed else self.config.reply(messages)
-        prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
+        count = self.config.count_tokens or (lambda text: len(text.split()))
+        prompt_tokens = sum(count(str(m.get("content", ""))) for m in messages)
         completion_tokens = len(text.split())
         return {
             "id": "chatcmpl-fake",

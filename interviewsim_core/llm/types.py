@@ -19,8 +19,13 @@ failed: transport/provider error after retries (error kept, nothing cached)."""
 
 # Fields of ModelConfig that cannot change a model's output, hence never part of a cache key.
 OPERATIONAL_FIELDS = frozenset(
-    {"max_concurrency", "timeout_s", "max_retries", "max_total_wait_s", "max_reasks", "api_key_env", "label"}
+    {"max_concurrency", "timeout_s", "max_retries", "max_total_wait_s", "max_reasks", "api_key_env", "label",
+     "batch", "batch_poll_s", "batch_max_wait_s", "batch_max_lines"}
 )
+
+
+PERSONALITY_PLACEHOLDER = "{personality_id}"
+"""The one placeholder a generator's model string may hold (see ``ModelConfig.for_personality``)."""
 
 
 class ModelConfig(BaseModel):
@@ -55,6 +60,16 @@ class ModelConfig(BaseModel):
     """Cap on the total backoff sleep for one call."""
     max_reasks: int = 2
     """Extra attempts when an output breaks its contract."""
+    batch: bool = False
+    """Send this model's calls through the provider's Batch API (about half price, answers within
+    24 h) instead of one request each; see ``llm/batch.py``. Not in the cache key: a batch answer
+    and an online answer to the same request are interchangeable."""
+    batch_poll_s: float = 30.0
+    """Seconds between two status reads of a submitted batch."""
+    batch_max_wait_s: float = 25 * 3600.0
+    """Give up waiting after this long (the batch is not cancelled; a re-run keeps waiting on it)."""
+    batch_max_lines: int = 50_000
+    """Requests per batch file (OpenAI's limit per batch is 50,000)."""
 
     @property
     def name(self) -> str:
@@ -63,6 +78,27 @@ class ModelConfig(BaseModel):
     def identity(self) -> dict[str, Any]:
         """The output-affecting part of this config: what a cache key and a judge's code version use."""
         return self.model_dump(exclude=set(OPERATIONAL_FIELDS))
+
+    @property
+    def is_per_personality(self) -> bool:
+        """True for a template such as ``hosted_vllm/lora-{personality_id}`` (one adapter per person)."""
+        return PERSONALITY_PLACEHOLDER in self.model
+
+    def for_personality(self, personality_id: str) -> ModelConfig:
+        """This model as it is called for ``personality_id``: the placeholder filled in, or itself.
+
+        Why a template and not a list of models: a server that serves one LoRA adapter per person
+        (vLLM, llama.cpp) names each by model name, and the paper's per-personality fine-tuning
+        comparison (section 4.3) evaluates exactly that as one more method. The display name
+        (``name``) stays the template, so every personality's rows name the same generator, while
+        the cache key (``identity``) holds the filled-in model each call really went to.
+        """
+        if not self.is_per_personality:
+            return self
+        update: dict[str, Any] = {"model": self.model.replace(PERSONALITY_PLACEHOLDER, personality_id)}
+        if self.label is None:
+            update["label"] = self.model
+        return self.model_copy(update=update)
 
 
 class CallRequest(BaseModel):

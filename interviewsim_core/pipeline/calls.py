@@ -51,7 +51,11 @@ def run_calls(gateway: CallRunner, planned: Iterable[PlannedCall]) -> dict[Hasha
         raise ValueError(f"two planned calls share the key {dup!r}")
     if not planned:
         return {}
-    results = gateway.run_many([(p.model, p.request) for p in planned])
+    price = getattr(gateway, "run_planned", None)  # the cost planner wants each call's step and row
+    if price is not None:
+        results = price([(p.key, p.model, p.request, p.row) for p in planned])
+    else:
+        results = gateway.run_many([(p.model, p.request) for p in planned])
     return dict(zip(keys, results, strict=True))
 
 

@@ -13,12 +13,14 @@ import json
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError, field_validator,
+                      model_validator)
 
 from ..contracts.personality import N_VOTES
+from ..dataroot import as_root, is_local, is_url, resolve_root
 from ..embeddings.factory import OFFLINE_EMBEDDING
 from ..errors import ConfigError
 from ..llm.types import ModelConfig
@@ -33,7 +35,7 @@ ENV_PREFIX = "INTERVIEWSIM_"
 JUDGE_CONTRACTS: tuple[str, ...] = ("content_similarity", "factual_consistency", "personality")
 
 _MODEL_FIELDS = ("generator", "builder", "premise_judge")
-_PATH_FIELDS = ("corpus", "data_root", "cache_path", "premise_conclusions", "categories_csv")
+_PATH_FIELDS = ("corpus", "data_root", "cache_path", "premise_conclusions", "categories_csv", "human_labels_csv")
 
 
 class PSVoteSampling(BaseModel):
@@ -58,6 +60,10 @@ class PSVoteSampling(BaseModel):
         return f"{self.votes} votes per trait and side, {t}, seed = judge seed + vote index"
 
 
+DataRoot = Annotated[Any, BeforeValidator(as_root), PlainSerializer(str, return_type=str)]
+"""A local folder (``Path``) or a URL (``UPath``: ``s3://``, ``gs://``, ``file://``); see ``dataroot.py``."""
+
+
 def _sample_corpus() -> Path:
     # Computed from this file rather than imported from loader.py so the config stays importable
     # on its own (the CLI builds a config before anything else is needed).
@@ -78,12 +84,14 @@ class EvalConfig(BaseModel):
     """What to evaluate, with which models, and where results go."""
 
     # Attribute docstrings become field descriptions: CLI help and the Dagster config UI show them.
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    # Inputs are kept out of validation errors: a password pasted into cache_url must not reach logs.
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True, hide_input_in_errors=True)
 
     corpus: Path = Field(default_factory=_sample_corpus)
     """Corpus folder (one sub-folder per personality) or one prepared_input.json; defaults to the shipped sample."""
-    data_root: Path = Path("data_out")
-    """Where the Parquet tables go: ``<data_root>/<asset>/<personality_id>[/<method>].parquet``."""
+    data_root: DataRoot = Path("data_out")
+    """Where the Parquet tables go: ``<data_root>/<asset>/<personality_id>[/<method>].parquet``; a folder or a
+    URL of shared storage (``s3://bucket/prefix``, ``gs://...``, ``file://...``; needs ``cache_path`` then)."""
     methods: tuple[str, ...] = Field(default_factory=_default_methods)
     """Method names (presets or the ``<strategy>-<n>[-<n>]`` grammar) evaluated for every personality."""
     generator: ModelConfig = Field(default_factory=_offline)
@@ -119,7 +127,11 @@ class EvalConfig(BaseModel):
     api_base: str | None = None
     """Applied to every model given without its own ``api_base`` (one local OpenAI-compatible server for all roles)."""
     cache_path: Path | None = None
-    """SQLite LLM cache; ``None`` means ``<data_root>/.cache/llm.sqlite``."""
+    """SQLite LLM cache; ``None`` means ``<data_root>/.cache/llm.sqlite``. Its folder also holds embedding vectors."""
+    cache_url: str | None = None
+    """Shared model-call cache for several machines: ``redis://host:6379/0`` or ``postgresql://user@host/db``;
+    ``None`` uses the SQLite file at ``cache_path``. Passwords come from ``REDIS_PASSWORD`` / ``PGPASSWORD``,
+    never from the URL (refused there)."""
     invalid_rate_threshold: float = 0.05
     """Asset checks fail when a table's share of invalid/failed model outputs exceeds this."""
     rescore_cron: str = "0 3 * * *"
@@ -132,6 +144,19 @@ class EvalConfig(BaseModel):
     categories_csv: Path | None = None
     """CSV with columns ``personality_id, category`` for the report's contradiction-by-category breakdown;
     ``None`` leaves that section "not run" (categories are the user's grouping, not something the corpus says)."""
+    human_labels_csv: Path | None = None
+    """CSV of human judgments (``personality_id, method, qa_id, metric, value``; metrics ``cs``, ``fc``,
+    ``mcq_item_valid``) for the report's judge-vs-human agreement section (``metrics.human_agreement``)."""
+    ps_stability: bool = False
+    """Run the PS judge stability check (paper 3.3): each judge also rates the Big Five from a person's
+    training answers, and the report shows how well that profile aligns with the held-out one. Off by
+    default because it costs 15 judge calls per personality and judge over long prompts."""
+    ps_stability_responses: int | None = None
+    """Training answers the stability check rates per person: ``None`` = as many as the held-out side
+    has (same volume of evidence on both sides), taken from the latest training interviews."""
+    finetune_export: bool = False
+    """Write each personality's training pairs as chat-format JSONL for supervised fine-tuning
+    (``sft_examples`` per personality, ``sft_dataset`` writes ``<data_root>/finetune/*.jsonl``)."""
 
     @field_validator("methods")
     @classmethod
@@ -192,6 +217,37 @@ class EvalConfig(BaseModel):
             raise ValueError("invalid_rate_threshold must be within [0, 1]")
         return v
 
+    @field_validator("cache_url")
+    @classmethod
+    def _cache_url(cls, v: str | None) -> str | None:
+        if v:
+            from ..llm.shared_cache import validate_cache_url
+
+            try:
+                validate_cache_url(v)
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from exc
+        return v or None
+
+    @model_validator(mode="after")
+    def _local_cache_for_remote_root(self) -> EvalConfig:
+        if not is_local(self.data_root) and self.cache_path is None:
+            raise ValueError(f"data_root {self.data_root} is not a local folder: set cache_path to a local file "
+                             "(the SQLite cache, or with cache_url only the embedding vectors, live beside it)")
+        return self
+
+    @model_validator(mode="after")
+    def _templates_only_for_the_generator(self) -> EvalConfig:
+        # A judge or builder that changed with the person judged would score each person on a
+        # different scale; only the simulated person (generation, MCQ answering) may be per person.
+        roles = {"builder": self.builder, "premise_judge": self.premise_judge,
+                 **{f"judges[{i}]": j for i, j in enumerate(self.judges)}}
+        bad = [f"{role} ({m.model})" for role, m in roles.items() if m.is_per_personality]
+        if bad:
+            raise ValueError(f"only the generator may be a per-personality template ({{personality_id}}); "
+                             f"got it in {', '.join(bad)}")
+        return self
+
     @model_validator(mode="after")
     def _cron_shape(self) -> EvalConfig:
         if len(self.rescore_cron.split()) != 5:
@@ -228,6 +284,14 @@ class EvalConfig(BaseModel):
     @property
     def effective_cache_path(self) -> Path:
         return self.cache_path if self.cache_path is not None else self.data_root / ".cache" / "llm.sqlite"
+
+    @property
+    def embedding_cache_dir(self) -> Path:
+        """Stored embedding vectors: ``<data_root>/.cache/embeddings``, or beside ``cache_path`` when the
+        data root is a URL (vectors are per-process files, not objects)."""
+        if is_local(self.data_root):
+            return Path(self.data_root) / ".cache" / "embeddings"
+        return self.effective_cache_path.parent / "embeddings"
 
     @property
     def effective_embedding_model(self) -> str:
@@ -290,10 +354,10 @@ class EvalConfig(BaseModel):
         """
         updates: dict[str, Any] = {
             "corpus": Path(self.corpus).expanduser().resolve(),
-            "data_root": Path(self.data_root).expanduser().resolve(),
+            "data_root": resolve_root(self.data_root),  # a URL stays as given
             "cache_path": self.effective_cache_path.expanduser().resolve(),
         }
-        for name in ("premise_conclusions", "categories_csv"):
+        for name in ("premise_conclusions", "categories_csv", "human_labels_csv"):
             value = getattr(self, name)
             if value is not None:
                 updates[name] = Path(value).expanduser().resolve()
@@ -374,7 +438,7 @@ def _read_file(path: Path) -> dict[str, Any]:
         if key not in EvalConfig.model_fields:
             raise ConfigError(f"{path}: unknown setting {key!r}; known: {sorted(EvalConfig.model_fields)}")
         value = _coerce(key, value)
-        if key in _PATH_FIELDS and value is not None:
+        if key in _PATH_FIELDS and value is not None and not is_url(value):
             p = Path(value).expanduser()
             value = p if p.is_absolute() else (path.parent / p)
         out[key] = value

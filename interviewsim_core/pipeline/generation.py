@@ -38,6 +38,7 @@ def plan_generations(
     """
     spec = resolve_method(method)
     pid = split.personality_id
+    generator = generator.for_personality(pid)  # one adapter per person when the model is a template
     questions = [(p.qa_id, p.question) for p in split.test_pairs]
     contexts = select_contexts(split, spec, questions, embedder, seed,
                                train_embeddings=train_embeddings, cache=embedding_cache)

@@ -75,6 +75,32 @@ def judge_reference_personality(split: HeldOutSplit, judges: Sequence[ModelConfi
     return assemble_reference_personality(planned, run_calls(gw, planned))
 
 
+def training_responses(split: HeldOutSplit, max_responses: int | None = None) -> list[str]:
+    """The training responses the stability check rates: the latest ``max_responses`` of them.
+
+    Default (``None``): as many as the held-out side has, so both profiles rest on the same volume
+    of evidence (a profile read from 1,000 answers is not comparable to one read from 200), taken
+    from the most recent training interviews, the ones closest in time to the held-out ones. It
+    also bounds the prompt: all of a prolific person's training answers may not fit a context window.
+    """
+    pairs = list(split.train_pairs)
+    n = len(split.test_pairs) if max_responses is None else max_responses
+    return [p.response for p in pairs[-n:]] if n > 0 else []
+
+
+def plan_training_personality(split: HeldOutSplit, judges: Sequence[ModelConfig],
+                              max_responses: int | None = None,
+                              sampling: PSVoteSampling | None = None) -> list[PlannedCall]:
+    """5 traits x 3 votes per judge over training responses: the PS judge stability check (paper 3.3)."""
+    pid = split.personality_id
+    return _plan_votes("training_personality", {"personality_id": pid},
+                       training_responses(split, max_responses), judges, (pid,), sampling)
+
+
+def assemble_training_personality(planned: list[PlannedCall], results: Results) -> pd.DataFrame:
+    return assemble("training_personality", planned, results, _ps_payload)
+
+
 def plan_generated_personality(generations_df: pd.DataFrame, judges: Sequence[ModelConfig],
                                sampling: PSVoteSampling | None = None) -> list[PlannedCall]:
     """5 traits x 3 votes per judge over one method's valid generations, per (personality, method)."""

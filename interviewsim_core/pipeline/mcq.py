@@ -53,6 +53,7 @@ def plan_mcq_answers(
     """
     spec = resolve_method(method)
     pid = split.personality_id
+    generator = generator.for_personality(pid)  # the simulated person answers, so its adapter does
     rank = {p.qa_id: p.order for p in split.test_pairs}
     items = mcq_items_df[(mcq_items_df["personality_id"] == pid) & (mcq_items_df["status"] == "ok")].copy()
     if items.empty:

@@ -242,6 +242,48 @@ def _plan_reference_personality(env, cell, inputs):
                                              env.config.ps_vote_sampling)
 
 
+def _plan_training_personality(env, cell, inputs):
+    from . import judges
+
+    return judges.plan_training_personality(env.split(cell.personality), env.config.effective_judges,
+                                            env.config.ps_stability_responses, env.config.ps_vote_sampling)
+
+
+def _ps_stability(env, cell, inputs):
+    from ..metrics.ps_stability import ps_stability
+
+    def rows(by_cell: dict) -> pd.DataFrame:
+        frames = [f for f in by_cell.values() if f is not None and len(f)]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+            columns=["personality_id", "judge", "trait", "vote_index", "rate", "status"])
+
+    return ps_stability(rows(inputs["reference_personality"]), rows(inputs["training_personality"]))
+
+
+def _sft_examples(env, cell, inputs):
+    from ..finetune import sft_records
+
+    return pd.DataFrame([{"personality_id": r.personality_id, "qa_id": r.qa_id, "interview_id": r.interview_id,
+                          "system": r.system, "user": r.user, "assistant": r.assistant}
+                         for r in sft_records(env.split(cell.personality))],
+                        columns=["personality_id", "qa_id", "interview_id", "system", "user", "assistant"])
+
+
+FINETUNE_DIR = "finetune"
+
+
+def _sft_dataset(env, cell, inputs):
+    """Chat JSONL per personality and for all of them, from the ``sft_examples`` partitions present."""
+    from pathlib import Path
+
+    from ..finetune import SftRecord, write_sft_records
+
+    by_person: dict[str, list[SftRecord]] = {}
+    for c, df in sorted(inputs["sft_examples"].items()):
+        by_person[c.personality] = [SftRecord(**row) for row in df.to_dict("records")]
+    return write_sft_records(by_person, Path(env.config.data_root) / FINETUNE_DIR)
+
+
 def _plan_generations(env, cell, inputs):
     from . import generation
 
@@ -354,10 +396,10 @@ REPORT_DIR = "report"
 
 
 def report_dir(data_root) -> Any:
-    """Where the report step writes report.html and report.json: ``<data_root>/report/``."""
-    from pathlib import Path
+    """Where the report step writes report.html and report.json: ``<data_root>/report/`` (a folder or a URL)."""
+    from ..dataroot import as_root
 
-    return Path(data_root) / REPORT_DIR
+    return as_root(data_root) / REPORT_DIR
 
 
 def report_paths(data_root) -> Any:
@@ -427,6 +469,30 @@ STEPS: tuple[Step, ...] = (
          inputs=(Input("heldout_split", load=False),), roles=(Role.JUDGES,), contracts=("personality",),
          plan=_plan_reference_personality, assemble=_assemble("assemble_reference_personality", "judges"),
          version_settings=_ps_version, trigger=Trigger.JUDGE_CHANGE),
+    Step("training_personality", P, "validation",
+         "PS judge stability (paper 3.3): Big Five levels of the latest training responses, 5 traits x 3 votes "
+         "per judge, to compare with reference_personality. Only with ps_stability: true.",
+         inputs=(Input("heldout_split", load=False),), roles=(Role.JUDGES,), contracts=("personality",),
+         plan=_plan_training_personality, assemble=_assemble("assemble_training_personality", "judges"),
+         version_settings=lambda cfg: {**_ps_version(cfg), "responses": cfg.ps_stability_responses},
+         trigger=Trigger.JUDGE_CHANGE, enabled=lambda cfg: cfg.ps_stability),
+    Step("ps_stability", NONE, "validation",
+         "Per personality and judge: alignment of the train-inferred and test-inferred Big Five profiles "
+         "(paper: 89.4% over 100 personalities). Tells whether the PS judge is stable on this corpus.",
+         inputs=(Input("reference_personality", InputMapping.ALL, allow_missing=True),
+                 Input("training_personality", InputMapping.ALL, allow_missing=True)),
+         compute=_ps_stability, trigger=Trigger.ANY_UPSTREAM, means=("alignment",),
+         enabled=lambda cfg: cfg.ps_stability),
+    Step("sft_examples", P, "finetune",
+         "The personality's training pairs in chat form (system = the Simple prompt's instructions, user = "
+         "question, assistant = response) for supervised fine-tuning. Never a held-out pair.",
+         inputs=(Input("heldout_split", load=False),), compute=_sft_examples,
+         enabled=lambda cfg: cfg.finetune_export),
+    Step("sft_dataset", NONE, "finetune",
+         "Chat-format JSONL under <data_root>/finetune/: one file per personality and all_personalities.jsonl, "
+         "ready for your own fine-tuning tools (paper 4.3).",
+         inputs=(Input("sft_examples", InputMapping.ALL, allow_missing=True),), compute=_sft_dataset,
+         trigger=Trigger.ANY_UPSTREAM, writes_files=True, enabled=lambda cfg: cfg.finetune_export),
     Step("generations", PXM, "simulate",
          "The generator's answer to every held-out question, given only the method's training context.",
          inputs=(Input("heldout_split", InputMapping.PERSONALITY, load=False),), roles=(Role.GENERATOR,),

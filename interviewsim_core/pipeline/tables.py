@@ -67,6 +67,10 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("personality_id", _S), ("judge", _S), ("trait", _S), ("vote_index", _I), ("vote_temperature", _F),
         ("rate", _S), ("justification", _S),
     ], calls=True),
+    "training_personality": _schema([
+        ("personality_id", _S), ("judge", _S), ("trait", _S), ("vote_index", _I), ("vote_temperature", _F),
+        ("rate", _S), ("justification", _S),
+    ], calls=True),
     "generations": _schema([
         ("personality_id", _S), ("method", _S), ("qa_id", _S), ("interview_id", _S), ("question", _S),
         ("generated", _S), ("strategy", _S), ("n_context_requested", _I), ("n_context_used", _I),
@@ -114,6 +118,15 @@ SCHEMAS["personality_scores"] = SCHEMAS["method_scores"]
 # The metrics the leaderboard macro-averages, each with a bootstrap CI: owned by metrics.scores.
 LEADERBOARD_METRICS: tuple[str, ...] = MACRO_METRICS
 
+SCHEMAS["sft_examples"] = pa.schema([pa.field(c, _S) for c in (
+    "personality_id", "qa_id", "interview_id", "system", "user", "assistant")])
+SCHEMAS["ps_stability"] = pa.schema(
+    [pa.field("personality_id", _S), pa.field("judge", _S), pa.field("alignment", _F),
+     pa.field("n_traits", _I), pa.field("invalid", _I)]
+    + [pa.field(f"{side}_{t}", _S) for side in ("train", "test")
+       for t in ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")]
+)
+
 SCHEMAS["leaderboard"] = pa.schema(
     [pa.field("method", _S), pa.field("judge", _S), pa.field("n_personalities", _I)]
     + [pa.field(f"{m}{suffix}", _F) for m in LEADERBOARD_METRICS for suffix in ("", "_ci_low", "_ci_high")]
@@ -127,6 +140,9 @@ KEY_COLUMNS: dict[str, tuple[str, ...]] = {
     "atomic_items": ("personality_id", "qa_id"),
     "mcq_items": ("personality_id", "item_id"),
     "reference_personality": ("personality_id", "judge", "trait", "vote_index"),
+    "training_personality": ("personality_id", "judge", "trait", "vote_index"),
+    "sft_examples": ("personality_id", "qa_id"),
+    "ps_stability": ("personality_id", "judge"),
     "generations": ("personality_id", "method", "qa_id"),
     "content_similarity": ("personality_id", "method", "judge", "qa_id"),
     "factual_consistency": ("personality_id", "method", "judge", "qa_id"),

@@ -15,6 +15,7 @@ from typing import Sequence
 import pandas as pd
 
 from ..atomic_files import atomic_write_text
+from ..dataroot import as_root
 from ..embeddings import Embedder
 from ..pipeline.tables import empty_frame
 from . import agreement, breakdowns, cost, leaderboard, mcq_analyses, overlap, paired
@@ -261,7 +262,7 @@ def build_report(
     Raises:
         ConfigError: the categories file is malformed.
     """
-    root = Path(data_root) if data_root is not None else None
+    root = as_root(data_root) if data_root is not None else None
     given = dict(tables or {})
     missing = tuple(n for n in REPORT_TABLES if n not in given)
     if root is not None and missing:
@@ -329,7 +330,7 @@ def write_report(
 
     data = report_data or build_report(data_root, categories_csv=categories_csv, embedder=embedder,
                                        methods=methods, pairs=pairs, seed=seed)
-    out = Path(out_dir) if out_dir is not None else Path(data_root) / "report"
+    out = as_root(out_dir) if out_dir is not None else as_root(data_root) / "report"
     json_path = atomic_write_text(out / JSON_NAME, json.dumps(data.to_dict(), indent=1, ensure_ascii=False))
     html_path = atomic_write_text(out / HTML_NAME, render_html(data))
     return ReportPaths(html=html_path, json=json_path)

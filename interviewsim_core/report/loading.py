@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..dataroot import as_root, forget_listings
 from ..pipeline.storage import read_frame
 from ..pipeline.tables import SCHEMAS, empty_frame
 
@@ -35,7 +36,7 @@ def _files(root: Path, asset: str) -> list[Path]:
 
 def read_asset(root: Path, asset: str) -> pd.DataFrame:
     """Every partition of ``asset`` under ``root`` as one frame (empty frame with its columns if none)."""
-    frames = [read_frame(f) for f in _files(Path(root), asset)]
+    frames = [read_frame(f) for f in _files(as_root(root), asset)]
     frames = [f for f in frames if not f.empty]
     if not frames:
         return empty_frame(asset) if asset in SCHEMAS else pd.DataFrame()
@@ -44,5 +45,6 @@ def read_asset(root: Path, asset: str) -> pd.DataFrame:
 
 def load_tables(data_root: Path | str, tables: tuple[str, ...] = REPORT_TABLES) -> dict[str, pd.DataFrame]:
     """Table name -> all its partitions concatenated; absent tables come back empty, never missing."""
-    root = Path(data_root)
+    root = as_root(data_root)  # a folder or a URL (s3://...): see dataroot.py
+    forget_listings(root)  # list what other workers wrote since, not what this process saw before
     return {name: read_asset(root, name) for name in tables}

@@ -54,7 +54,8 @@ def _core_edges(steps) -> set[tuple[str, str, str]]:
 
 
 def test_same_steps_and_edges(tiny_corpus, tmp_path):
-    for extra in ({}, {"premise_conclusions": str(tmp_path / "mine.jsonl")}):
+    optional = {"premise_conclusions": str(tmp_path / "mine.jsonl"), "ps_stability": True, "finetune_export": True}
+    for extra in ({}, optional):
         cfg = make_config(tiny_corpus, tmp_path / "data", **extra)
         steps = steps_for(cfg)
         nodes, found = _dagster_graph(cfg)
@@ -64,14 +65,19 @@ def test_same_steps_and_edges(tiny_corpus, tmp_path):
             # Core's version, except judged aggregates, which the factory versions by the judges.
             assert nodes[s.name] == (s.partitioning, factory.code_version(s, cfg), s.group), s.name
             assert factory.code_version(s, cfg) == s.code_version(cfg) or factory.judged_aggregate(s)
-    assert "user_premise_verdicts" in {s.name for s in steps}  # the configured file adds that step
+    # The configured file and switches add their steps.
+    assert {"user_premise_verdicts", "training_personality", "ps_stability", "sft_examples",
+            "sft_dataset"} <= {s.name for s in steps}
 
 
 def test_the_runner_runs_every_step_of_the_table():
     """Every step is either a returned table of the runner or writes files of its own (the report)."""
-    default = [s for s in STEPS if s.name != "user_premise_verdicts"]
+    from interviewsim_core.pipeline.config import EvalConfig
+
+    default = list(steps_for(EvalConfig()))
     assert list(TABLE_STEPS) == [s.name for s in default if not s.writes_files]
     assert [s.name for s in default if s.writes_files] == ["report"]
+    assert [s.name for s in STEPS if s.writes_files] == ["sft_dataset", "report"]
     # Partitions the runner evaluates per step: the same grid Dagster partitions by.
     by = {s.name: len(cells_of(s, ["A", "B"], ["m1", "m2", "m3"])) for s in default}
     assert by["generations"] == 6 and by["fact_summary"] == 2 and by["leaderboard"] == 1

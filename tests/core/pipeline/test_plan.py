@@ -1,0 +1,70 @@
+"""``plan`` before ``run``: the planned calls are the calls made, the planned tokens those reported."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from interviewsim_core.llm.offline import respond
+from interviewsim_core.llm.testing import FakeOpenAIServer, FakeServerConfig
+from interviewsim_core.llm.transport import litellm_module
+from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_core.plan import plan_run
+
+PIDS = ["SYN_AUERLUND", "SYN_KAVANEK"]
+
+
+def _tokens(text: str) -> int:
+    return int(litellm_module().token_counter(model="openai/gpt-4.1", text=text))
+
+
+@pytest.fixture()
+def server():
+    # Valid answers for every contract (the offline model's), token counts by the model's tokenizer.
+    cfg = FakeServerConfig(reply=lambda messages: respond(messages), count_tokens=_tokens)
+    with FakeOpenAIServer(cfg) as srv:
+        yield srv
+
+
+def test_plan_matches_the_run_it_plans(tmp_path, server, monkeypatch):
+    from interviewsim_core.factories import make_gateway
+    from interviewsim_core.pipeline.runner import run_evaluation
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+    cfg = EvalConfig(data_root=tmp_path, methods=("simple", "chrono-5"), api_base=server.base_url,
+                     generator={"model": "openai/gpt-4.1"}, judges=({"model": "openai/gpt-4o"},),
+                     builder={"model": "openai/gpt-4.1"}, premise_judge={"model": "openai/gpt-4.1"})
+    plan = plan_run(cfg, personalities=PIDS)
+    assert server.requests == 0  # planning calls no model
+    tables = run_evaluation(cfg, gateway=make_gateway(cfg), personalities=PIDS)
+    sent = [json.loads(e["body"]) for e in server.log if e["path"].endswith("/chat/completions")]
+    assert plan.calls == len(sent)  # every output valid: exactly the calls made
+    invalid = sum(int((df["status"] != "ok").sum()) for df in tables.values() if "status" in df)
+    assert invalid == 0
+    # Every call's usage, premise passes (pass1_/pass2_ columns) included; scores only re-sum them.
+    reported = sum(int(df[c].sum()) for n, df in tables.items() if n not in ("method_scores", "leaderboard",
+                   "personality_scores") for c in df.columns if c.endswith("prompt_tokens"))
+    assert plan.prompt_tokens == pytest.approx(reported, rel=0.10)
+    # Per step too: one line per (step, method, model), and the steps are the run's tables.
+    steps = {ln.step for ln in plan.lines}
+    assert {"generations", "content_similarity", "mcq_answers", "fact_summary"} <= steps
+    assert {ln.method for ln in plan.lines if ln.step == "generations"} == {"simple", "chrono-5"}
+    # Priced from litellm's local map: gpt-4.1 and gpt-4o have prices, so the plan costs something.
+    assert plan.cost_usd > 0
+
+
+def test_a_second_plan_expects_cache_hits_for_everything_run(tmp_path, server, monkeypatch):
+    from interviewsim_core.factories import make_gateway
+    from interviewsim_core.pipeline.runner import run_evaluation
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+    cfg = EvalConfig(data_root=tmp_path, methods=("simple",), api_base=server.base_url,
+                     generator={"model": "openai/gpt-4.1"}, judges=({"model": "openai/gpt-4o"},),
+                     builder={"model": "openai/gpt-4.1"}, premise_judge={"model": "openai/gpt-4.1"})
+    run_evaluation(cfg, gateway=make_gateway(cfg), personalities=PIDS[:1])
+    again = plan_run(cfg, personalities=PIDS[:1])
+    assert again.calls > 0 and again.to_send == 0 and again.cost_usd == 0
+    more = plan_run(cfg.model_copy(update={"methods": ("simple", "chrono-5")}), personalities=PIDS[:1])
+    assert 0 < more.to_send < more.calls  # only the new method's calls are to be paid
+    assert {ln.method for ln in more.lines if ln.calls > ln.cached} <= {"chrono-5", ""}
