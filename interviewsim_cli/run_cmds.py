@@ -15,10 +15,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
+import time
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
+
+from . import outcome
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 LAST_RUN_CONFIG = "interviewsim_last_run.yaml"
@@ -68,7 +72,9 @@ def save_last_run_config(cfg, home: Path) -> Path:
     """
     import yaml
 
-    data = cfg.model_dump(mode="json")
+    from interviewsim_core.llm.secrets import redact_config
+
+    data = redact_config(cfg.model_dump(mode="json"))  # credentials in api_base URLs too
     for role in ("generator", "builder", "premise_judge"):
         data[role] = _without_secrets(data[role])
     data["judges"] = [_without_secrets(j) for j in data["judges"]]
@@ -89,44 +95,74 @@ def _split(value: Optional[str]) -> Optional[list[str]]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
-def _register(instance, corpus: str) -> list[str]:
-    from interviewsim_dagster.launch import register_personalities
+def _register(instance, corpus: str):
+    from interviewsim_dagster.registration import register_corpus
 
-    added, known, problems = register_personalities(instance, corpus)
-    if added:
-        typer.echo(f"registered {len(added)} personality partition(s): {', '.join(added)}")
-    if known:
-        typer.echo(f"already registered: {len(known)}")
-    for p in problems:
+    reg = register_corpus(instance, corpus)
+    if reg.added:
+        typer.echo(f"registered {len(reg.added)} personality partition(s): {', '.join(reg.added)}")
+    if reg.known:
+        typer.echo(f"already registered: {len(reg.known)}")
+    for p in reg.problems:
         typer.echo(f"not registered: {p}", err=True)
-    return problems
+    return reg
 
 
 def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool = False) -> int:
     import dagster as dg
 
     from interviewsim_core.errors import ConfigError
+    from interviewsim_dagster import slots
     from interviewsim_dagster.definitions import build_definitions
     from interviewsim_dagster.launch import execute, plan_runs
 
+    unwritable = outcome.unwritable_paths(
+        {"data root": Path(cfg.data_root), "DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")},
+        {"LLM cache": Path(cfg.effective_cache_path)})
+    if unwritable:
+        _fail("\n".join(unwritable), outcome.EXIT_ENVIRONMENT)
     home = ensure_dagster_home()
     defs = build_definitions(cfg)
     typer.echo(f"config saved for `interviewsim ui`: {save_last_run_config(cfg, home)}")
     with dg.DagsterInstance.get() as instance:
         typer.echo(f"Dagster instance: {home}")
         typer.echo(f"corpus: {cfg.corpus}")
-        _register(instance, str(cfg.corpus))
+        reg = _register(instance, str(cfg.corpus))
+        chosen = outcome.runnable(reg, personalities, typer.echo)
+        if chosen is None:
+            _fail(f"no valid personality to evaluate in {cfg.corpus}: see the problems above", outcome.EXIT_INPUT_REFUSED)
         try:
-            specs = plan_runs(defs, instance, cfg.methods, personalities, methods, assets)
+            specs = plan_runs(defs, instance, cfg.methods, chosen, methods, assets)
         except ConfigError as exc:
             _fail(str(exc))
-        outcomes = execute(defs, instance, specs, progress=typer.echo,
-                           dagster_log_level="INFO" if verbose else "WARNING", skip_up_to_date=not force)
-    ok = all(o.success for o in outcomes)  # execute stops at the first failure; skipped specs have no outcome
+        for line in slots.free_dead_runs(instance):
+            typer.echo(line)
+        started = time.time()
+        with slots.SlotWatcher(instance, typer.echo):
+            outcomes = execute(defs, instance, specs, progress=typer.echo,
+                               dagster_log_level="INFO" if verbose else "WARNING",
+                               skip_up_to_date=not force)
+    from interviewsim_core.llm.cache import cache_write_errors
+
+    # Answers kept in the tables but not cached (disk full, read-only file): a path could not be written.
+    cache_problems = cache_write_errors(cfg.effective_cache_path, started)
+    for problem in cache_problems:
+        typer.echo(f"error: {problem}; the tables hold those answers, a re-run would pay for them again", err=True)
     typer.echo(f"Parquet tables under {cfg.data_root}")
-    if not ok:
+    # Skipping up-to-date partitions (``--force`` off) can make fewer or more runs than planned specs; a
+    # failure stops at once, so "planned" is what ran when everything succeeded.
+    ran_all = all(o.success for o in outcomes)
+    n_planned = len(outcomes) if ran_all else max(len(specs), len(outcomes))
+    summary = outcome.summarise(outcomes, n_planned, reg.problems, reg.stale, Path(cfg.data_root),
+                                chosen, methods or cfg.methods, cfg.invalid_rate_threshold)
+    if summary.run_failed:
         typer.echo("run failed: see the step errors above, or the run in the UI (interviewsim ui)", err=True)
-    return 0 if ok else 1
+    code = summary.exit_code()
+    if cache_problems:
+        code = min(code or outcome.EXIT_ENVIRONMENT, outcome.EXIT_ENVIRONMENT)
+    for line in summary.lines():
+        typer.echo(line, err=code != 0)
+    return code
 
 
 def run(
@@ -220,10 +256,15 @@ def register_cmd(
     """Add the corpus' valid personalities as partitions; invalid files are reported, not registered (exit 1)."""
     import dagster as dg
 
+    unwritable = outcome.unwritable_paths({"DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")})
+    if unwritable:
+        _fail("\n".join(unwritable), outcome.EXIT_ENVIRONMENT)
     ensure_dagster_home()
     with dg.DagsterInstance.get() as instance:
-        problems = _register(instance, str(corpus.resolve()))
-    raise typer.Exit(1 if problems else 0)
+        reg = _register(instance, str(corpus.resolve()))
+    for pid in reg.stale:
+        typer.echo(f"registered but not in this corpus: {pid!r} (`interviewsim unregister` removes it)", err=True)
+    raise typer.Exit(1 if reg.problems else 0)
 
 
 def register(app: typer.Typer) -> None:

@@ -4,16 +4,75 @@ Every artefact the project writes (Parquet partitions, the report, embedding mat
 clusters) goes through ``atomic_write``: the bytes land in a temp file in the destination folder,
 which is then renamed over the destination. A rename within one folder is atomic on POSIX, so a
 partition is either the old file or the new one. A URL destination (``s3://``... see
-``dataroot.py``) is written in one PUT instead, which object stores make atomic themselves.
+``dataroot.py``) is written in one PUT instead, which object stores make atomic themselves. Temp files carry their writer's host and pid, so
+the next write of a file can remove what a killed writer left (``remove_stale_temps``).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import socket
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
+
+
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
+_OWNER = f"{_HOST}-{os.getpid()}"
+STALE_TEMP_SECONDS = 3600
+"""A temp file whose writer cannot be checked (another machine, an older name) is left alone this long."""
+
+
+def _writer_alive(owner: str, age: float) -> bool:
+    """Whether the writer of a temp file named with ``owner`` (``<host>-<pid>``) may still be writing it."""
+    host, _, pid = owner.rpartition("-")
+    if host == _HOST and pid.isdigit():
+        if int(pid) == os.getpid():
+            return True  # this process (another thread) is writing it
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return age < STALE_TEMP_SECONDS
+
+
+def remove_stale_temps(path: Path) -> list[Path]:
+    """Delete the hidden ``.<name>.*.tmp`` files a killed writer left beside ``path``; returns them.
+
+    A process killed between creating its temp file and renaming it leaves the temp behind forever
+    (the rename never comes). The next write of the same file removes those whose writer is gone:
+    on this machine a dead pid, elsewhere (shared storage) an age over ``STALE_TEMP_SECONDS``; a
+    live writer's temp is never touched, so two processes writing one partition do not break each other.
+    """
+    removed: list[Path] = []
+    prefix = f".{path.name}."
+    now = time.time()
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        owner = name[len(prefix):-len(".tmp")].rpartition(".")[0]
+        try:
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+        except OSError:
+            continue
+        if not _writer_alive(owner, age):
+            try:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+            except OSError:
+                pass  # already gone (another cleaner) or not ours to remove: the write goes on
+    return removed
 
 
 def atomic_write(path: Path | str, write: Callable[[IO[bytes]], None], *, mode: int = 0o644) -> Path:
@@ -34,7 +93,8 @@ def atomic_write(path: Path | str, write: Callable[[IO[bytes]], None], *, mode: 
             return atomic_put(target, write)
         path = local_path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    remove_stale_temps(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_OWNER}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputValidationError, Problem
-from .input_rules import RULES, check_file
+from .input_rules import RULES, check_file, personality_key
 from .schema import PreparedInput
 from .split import split_personality
 
@@ -36,6 +36,7 @@ __all__ = [
     "RULES",
     "LoadedDocument",
     "discover_documents",
+    "duplicate_personality",
     "load_corpus",
     "load_document",
     "load_paths",
@@ -90,6 +91,13 @@ def _discover(path: Path) -> tuple[list[Path], list[Problem]]:
     return found, problems
 
 
+def duplicate_personality(file: str | os.PathLike[str], pid: str, first_pid: str, first_file: str | os.PathLike[str]) -> Problem:
+    """The problem of a second file claiming a personality_id (or one indistinguishable from it)."""
+    same = "" if pid == first_pid else f" as {first_pid!r} (equal after NFC normalisation and case folding)"
+    return Problem(str(file), "$.personality_id", "duplicate-personality",
+                   f"personality_id {pid!r} is already defined{same} in {first_file}")
+
+
 def discover_documents(path: str | os.PathLike[str]) -> list[Path]:
     """List the ``prepared_input.json`` files a path stands for (see the module docstring for the layout).
 
@@ -116,22 +124,16 @@ def _load_all(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[LoadedDocum
                 seen.add(key)
                 files.append(f)
     loaded: list[LoadedDocument] = []
-    owner: dict[str, Path] = {}
+    owner: dict[str, tuple[str, Path]] = {}
     for f in files:
         doc, pid, file_problems = check_file(f)
         problems.extend(file_problems)
         if pid is not None and pid.strip():
-            if pid in owner:
-                problems.append(
-                    Problem(
-                        str(f),
-                        "$.personality_id",
-                        "duplicate-personality",
-                        f"personality_id {pid!r} is already defined in {owner[pid]}",
-                    )
-                )
+            key = personality_key(pid)
+            if key in owner:
+                problems.append(duplicate_personality(f, pid, *owner[key]))
                 continue
-            owner[pid] = f
+            owner[key] = (pid, f)
         if doc is not None:
             loaded.append(LoadedDocument(f, doc))
     return loaded, problems

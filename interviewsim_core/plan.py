@@ -149,6 +149,9 @@ class CostingGateway:
     _order: list[str] = field(default_factory=list)
     _tokens: dict[tuple[str, str], tuple[int, bool]] = field(default_factory=dict)
     _offline: object | None = None
+    _seen: set[str] = field(default_factory=set)
+    """Cache keys already planned: the gateway sends an identical request once (later twins are
+    answered by the first), so a repeat is not another call."""
 
     # -- CallRunner -----------------------------------------------------------------------------
     def run_many(self, calls: Sequence[tuple[ModelConfig, CallRequest]]) -> list[CallResult]:
@@ -161,9 +164,13 @@ class CostingGateway:
             step = key[0] if isinstance(key, tuple) and key else req.contract
             if step not in self._order:
                 self._order.append(step)
+            key = self._key(model, req)
+            if key in self._seen:
+                continue
+            self._seen.add(key)
             acc = self._acc.setdefault((step, str(row.get("method") or ""), model.name), _Acc())
             acc.calls += 1
-            if self._cached(model, req):
+            if self.cache is not None and self.cache.get_answer(key) is not None:
                 acc.cached += 1
                 continue
             pt, exact = self._prompt_tokens(model, req)
@@ -192,12 +199,10 @@ class CostingGateway:
         offline = ModelConfig(model=OFFLINE_MODEL, max_reasks=0, max_retries=0)
         return self._offline.run_many([(offline, r) for r in requests])  # type: ignore[attr-defined]
 
-    def _cached(self, model: ModelConfig, req: CallRequest) -> bool:
-        if self.cache is None:
-            return False
+    @staticmethod
+    def _key(model: ModelConfig, req: CallRequest) -> str:
         messages = [{"role": m["role"], "content": m["content"]} for m in req.messages]
-        key = cache_key(model, messages, req.contract, req.contract_version, req.sample_index, 0)
-        return self.cache.get(key) is not None
+        return cache_key(model, messages, req.contract, req.contract_version, req.sample_index, 0)
 
     def _prompt_tokens(self, model: ModelConfig, req: CallRequest) -> tuple[int, bool]:
         """Token count per message, memoised by content: a personality's long context repeats in

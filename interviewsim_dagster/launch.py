@@ -20,6 +20,7 @@ import dagster as dg
 from interviewsim_core.errors import ConfigError
 
 from .defs.corpus.partitions import METHOD, PERSONALITY, personality_partitions, pxm_key
+from .slots import owner_tags
 
 # Dagster's documented run tags for a partition range (what a single-run backfill puts on its run;
 # Dagster 1.13.x). ``JobDefinition.execute_in_process`` takes no range argument in 1.13, and the
@@ -202,7 +203,7 @@ def execute(
             t0 = time.perf_counter()
             job = defs.resolve_job_def(spec.job)
             result = job.execute_in_process(
-                instance=instance, asset_selection=list(spec.assets), tags=range_tags(spec),
+                instance=instance, asset_selection=list(spec.assets), tags={**range_tags(spec), **owner_tags()},
                 run_config=run_config, raise_on_error=False,
             )
             outcome = _outcome(spec, result, time.perf_counter() - t0)

@@ -14,12 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from interviewsim_core.errors import Problem
-from interviewsim_core.loader import load_document, validate_paths
+from interviewsim_core.input_rules import personality_key
+from interviewsim_core.loader import duplicate_personality, load_document, validate_paths
 
 DOCUMENT_NAME = "prepared_input.json"
-
-# Characters a personality x method key cannot hold: Dagster joins and lists multi-partition keys with them.
-_KEY_BREAKERS = ("|", ",", "[", "]", "...", "\n", "\r", "\t", "\0")
 
 
 @dataclass(frozen=True)
@@ -87,6 +85,11 @@ def scan_corpus(corpus: str | os.PathLike[str], previous: dict[str, FileState] |
     if not corpus.exists():
         result.problems.append(str(Problem(str(corpus), "$", "not-found", "no such file or folder")))
         return result
+    if not _candidates(corpus):
+        # An empty folder: name the real reason ([no-documents]) rather than registering nothing silently.
+        result.problems.extend(str(p) for p in validate_paths([corpus]))
+        return result
+    owners: dict[str, tuple[str, str]] = {}
     for path in _candidates(corpus):
         fp = _fingerprint(path)
         state = previous.get(str(path))
@@ -97,25 +100,53 @@ def scan_corpus(corpus: str | os.PathLike[str], previous: dict[str, FileState] |
             result.problems.extend(state.problems)
             continue
         assert state.personality_id is not None
-        if state.personality_id in result.valid:
-            result.problems.append(
-                str(Problem(str(path), "$.personality_id", "duplicate-personality",
-                            f"personality_id {state.personality_id!r} is already defined in "
-                            f"{result.valid[state.personality_id]}"))
-            )
+        key = personality_key(state.personality_id)
+        if key in owners:
+            result.problems.append(str(duplicate_personality(path, state.personality_id, *owners[key])))
             continue
+        owners[key] = (state.personality_id, str(path))
         result.valid[state.personality_id] = str(path)
     return result
 
 
 def _validate(path: Path, fingerprint: str) -> FileState:
+    if path.is_dir():  # a corpus sub-folder without the document: the loader's corpus verdict, not "no documents"
+        problem = Problem(str(path), "$", "missing-document", f"corpus sub-folder has no {DOCUMENT_NAME}")
+        return FileState(fingerprint, None, (str(problem),))
     problems = validate_paths([path])
     if problems:
         return FileState(fingerprint, None, tuple(str(p) for p in problems))
-    pid = load_document(path).personality_id
-    bad = [c for c in _KEY_BREAKERS if c in pid]
-    if bad:
-        problem = Problem(str(path), "$.personality_id", "unusable-partition-key",
-                          f"personality_id {pid!r} contains {bad!r}, which Dagster partition keys cannot hold")
-        return FileState(fingerprint, None, (str(problem),))
-    return FileState(fingerprint, pid)
+    # Ids Dagster cannot key (``|``, ``,``, newline...) are refused by the loader itself (rule
+    # ``unusable-id``), so ``interviewsim validate`` accepts exactly what can be registered.
+    return FileState(fingerprint, load_document(path).personality_id)
+
+
+@dataclass(frozen=True)
+class Registration:
+    """What registering a corpus did, and which registered personalities the corpus no longer backs.
+
+    The default ``DAGSTER_HOME`` is shared across corpora, so a personality registered from another
+    (or an older) corpus stays a partition; ``stale`` lists those, for ``run`` to skip with a warning
+    instead of failing every personality on their missing document.
+    """
+
+    added: list[str]
+    known: list[str]
+    stale: list[str]
+    problems: list[str]
+    valid: list[str]
+
+
+def register_corpus(instance, corpus: str | os.PathLike[str]) -> Registration:
+    """Add every valid personality of ``corpus`` as a partition (``interviewsim register`` / ``run``)."""
+    from .defs.corpus.partitions import PERSONALITY
+
+    scan = scan_corpus(corpus)
+    registered = list(instance.get_dynamic_partitions(PERSONALITY))
+    known_set = set(registered)
+    new = [pid for pid in scan.valid if pid not in known_set]
+    if new:
+        instance.add_dynamic_partitions(PERSONALITY, new)
+    stale = [pid for pid in registered if pid not in scan.valid]
+    return Registration(added=new, known=[pid for pid in scan.valid if pid in known_set], stale=stale,
+                        problems=list(scan.problems), valid=list(scan.valid))

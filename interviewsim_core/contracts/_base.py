@@ -10,13 +10,6 @@ acceptance changes: both are part of a judge's identity, which decides what must
 
 from __future__ import annotations
 
-from typing import Literal
+from ..llm.types import Message  # the call boundary's type; contracts build lists of them
 
-from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (CallRequest holds Messages)
-
-
-class Message(TypedDict):
-    """One chat message in the OpenAI/litellm shape."""
-
-    role: Literal["system", "user", "assistant"]
-    content: str
+__all__ = ["Message"]

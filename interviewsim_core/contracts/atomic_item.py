@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from ._base import Message
+from ..llm.types import Message
 from ._json import fail
 
 NAME = "atomic_item"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._base import Message
+from ..llm.types import Message
 from ._json import load_object, require_int, require_keys, require_text
 
 NAME = "content_similarity"

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from ._base import Message
+from ..llm.types import Message
 from ._json import load_object, require_keys, require_text
 from .generation import one_line
 

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ._base import Message
+from ..llm.types import Message
 from ._json import load_object, require_choice, require_keys, require_text
 
 NAME = "factual_consistency"

@@ -21,7 +21,7 @@ from typing import Protocol, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ContractParseError
-from ._base import Message
+from ..llm.types import Message
 
 NAME = "generation"
 CONTRACT_VERSION = "1"

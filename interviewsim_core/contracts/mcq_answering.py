@@ -23,7 +23,7 @@ from typing import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from ._base import Message
+from ..llm.types import Message
 from ._json import fail
 from .generation import ContextLike, one_line, render_context
 from .mcq_generation import ShuffledItem

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from ._base import Message
+from ..llm.types import Message
 from ._json import fail, load_object, require_choice, require_keys, require_text
 from .generation import one_line
 

@@ -28,7 +28,7 @@ from typing import Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from ._base import Message
+from ..llm.types import Message
 from ._json import fail
 from .generation import one_line
 

@@ -42,7 +42,7 @@ from typing import Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from ._base import Message
+from ..llm.types import Message
 from ._json import fail, load_object, require_choice, require_keys, require_text
 
 PASS1_NAME = "premise_pass1"

@@ -255,7 +255,7 @@ async def prefill(cache: Cache, pairs: Sequence[tuple[ModelConfig, CallRequest]]
     for model, req in todo:
         check_batch_support(model)
         key = cache_key(model, _messages(req), req.contract, req.contract_version, req.sample_index, 0)
-        if await asyncio.to_thread(cache.get, key) is not None:
+        if await asyncio.to_thread(cache.get_answer, key) is not None:
             continue
         by_endpoint.setdefault(_endpoint(model), (model, {}))[1].setdefault(key, req)  # identical calls once
     jobs = []

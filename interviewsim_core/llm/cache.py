@@ -10,6 +10,18 @@ SQLite in WAL mode with a busy timeout lets Dagster's multiprocess executor writ
 processes at once; each entry is one ``INSERT OR IGNORE`` in its own transaction, so a killed
 process leaves either the whole row or nothing. Errors are never stored. API keys are never
 stored: only the model's ``identity()`` (which has no key) and the messages.
+
+Prompts are stored for audit, but not verbatim per call: each message is cut into chunks at
+content-defined line boundaries and every distinct chunk is stored once, deflated, under its
+hash (table ``blobs``, see ``prompt_store.py``); a call row keeps only a compact recipe. A
+personality's chrono context, repeated in every one of its questions, is therefore stored once,
+and a retrieval method's examples are shared wherever the same run of lines recurs. ``get`` and
+``prompt_of`` rebuild the exact messages (``interviewsim cache show KEY`` prints them).
+
+Two processes on one cache never pay twice for one call: before asking, a process takes a
+*lease* on the key (table ``leases``: owner, pid, host, expiry); another process that misses the
+same key waits for the answer instead of asking. A lease whose owner died (same host, pid gone)
+or expired is taken over.
 """
 
 from __future__ import annotations
@@ -17,18 +29,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import sqlite3
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .prompt_store import decode_messages, encode_messages, pack_raw, unpack_raw
 from .types import ModelConfig
 
-__all__ = ["CachedEntry", "CacheStats", "Cache", "SqliteCache", "NullCache", "cache_key", "embedding_key", "canonical_json"]
+__all__ = ["CachedEntry", "CacheStats", "Cache", "CacheWriteError", "SqliteCache", "NullCache", "cache_key",
+           "cache_write_errors", "embedding_key", "canonical_json", "write_errors_path"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -42,6 +58,17 @@ CREATE TABLE IF NOT EXISTS calls (
     cost_usd REAL NOT NULL,
     created REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS blobs (
+    hash BLOB PRIMARY KEY,
+    data BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    expires REAL NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS embeddings (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,
@@ -50,6 +77,54 @@ CREATE TABLE IF NOT EXISTS embeddings (
     created REAL NOT NULL
 );
 """
+
+
+class CacheWriteError(OSError):
+    """The cache file could not be written (disk full, file-size limit, read-only, I/O error).
+
+    Names the file and the real error. The gateway keeps the answer it could not store (the
+    caller still gets it, so the run's tables are complete) and records the error so the run can
+    exit non-zero (``Gateway.raise_for_cache_errors``): those answers will be paid for again.
+    """
+
+    def __init__(self, path: Path | None, cause: BaseException):
+        self.path, self.cause = path, cause
+        detail = f"{type(cause).__name__}: {cause}"
+        code = getattr(cause, "sqlite_errorname", None)
+        if code:
+            detail += f" [{code}]"
+        hint = ""
+        if isinstance(cause, sqlite3.OperationalError) and any(
+                w in str(cause).lower() for w in ("disk i/o", "full", "readonly", "read-only")):
+            hint = " (disk full, a file-size limit or a read-only location?)"
+        super().__init__(f"cannot write the model-call cache {path}: {detail}{hint}")
+
+
+def write_errors_path(cache_path: str | os.PathLike[str]) -> Path:
+    """Where failed cache writes are noted: ``<cache file>.write-errors`` (one line per process)."""
+    p = Path(cache_path)
+    return p.with_name(p.name + ".write-errors")
+
+
+def cache_write_errors(cache_path: str | os.PathLike[str], since: float) -> list[str]:
+    """The cache write failures noted since ``since`` (a ``time.time()``), one message per process.
+
+    For the CLI: a run whose answers could not be cached must exit non-zero, even if every table
+    was written, because a re-run would pay for those answers again.
+    """
+    try:
+        lines = write_errors_path(cache_path).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        stamp, _, rest = line.partition("\t")
+        try:
+            if float(stamp) >= since:
+                out.append(rest.partition("\t")[2])
+        except ValueError:
+            continue
+    return out
 
 
 def canonical_json(obj: Any) -> str:
@@ -103,12 +178,28 @@ class CacheStats:
 
 
 class Cache:
-    """What the gateway needs from a cache. ``NullCache`` stores nothing; ``SqliteCache`` persists."""
+    """What the gateway needs from a cache. ``NullCache`` stores nothing; ``SqliteCache`` persists.
+
+    ``lease``/``release`` default to "always yours": a backend shared by processes overrides them.
+    """
 
     path: Path | None = None
 
     def __init__(self) -> None:
         self.stats = CacheStats()
+
+    def get_answer(self, key: str) -> CachedEntry | None:
+        """Like ``get`` but the entry's ``messages`` may be left empty: what the gateway needs on a
+        hit (the answer and its cost) without rebuilding the prompt."""
+        return self.get(key)
+
+    def lease(self, key: str, ttl_s: float) -> bool:
+        """Claim the right to ask for ``key`` for ``ttl_s`` seconds; False while another live owner holds it."""
+        return True
+
+    def release(self, key: str) -> None:
+        """Give up this owner's lease on ``key`` (the call failed: another process may try)."""
+        return None
 
     def get(self, key: str) -> CachedEntry | None:  # pragma: no cover - interface
         raise NotImplementedError
@@ -156,6 +247,9 @@ class SqliteCache(Cache):
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pid = -1
+        self._owner = ""
+        self._known: set[bytes] = set()
+        self._write_error_noted = False
         with self._lock:
             self._connection()
 
@@ -169,6 +263,10 @@ class SqliteCache(Cache):
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.executescript(_SCHEMA)
             self._conn, self._pid = conn, os.getpid()
+            # One owner per cache object per process: two gateways of one process on one file
+            # wait for each other like two processes do.
+            self._owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+            self._known = set()
         return self._conn
 
     def close(self) -> None:
@@ -185,34 +283,132 @@ class SqliteCache(Cache):
         self.__init__(state["path"], busy_timeout_ms=state["busy_timeout_ms"])  # type: ignore[misc]
 
     def get(self, key: str) -> CachedEntry | None:
+        return self._get(key, with_messages=True)
+
+    def get_answer(self, key: str) -> CachedEntry | None:
+        return self._get(key, with_messages=False)
+
+    def _get(self, key: str, *, with_messages: bool) -> CachedEntry | None:
         with self._lock:
-            row = self._connection().execute(
+            conn = self._connection()
+            row = conn.execute(
                 "SELECT raw, messages, model, contract, prompt_tokens, completion_tokens, cost_usd, created "
                 "FROM calls WHERE key = ?", (key,)).fetchone()
             if row is None:
                 self.stats.misses += 1
                 return None
             self.stats.hits += 1
-        raw, messages, model, contract, pt, ct, cost, created = row
-        return CachedEntry(raw=raw, messages=tuple(json.loads(messages)), model=model, contract=contract,
+            raw, messages, model, contract, pt, ct, cost, created = row
+            restored = decode_messages(conn, messages) if with_messages else ()
+        return CachedEntry(raw=unpack_raw(raw), messages=restored, model=model, contract=contract,
                            prompt_tokens=pt, completion_tokens=ct, cost_usd=cost, created=created)
 
+    def prompt_of(self, key: str) -> tuple[dict[str, str], ...] | None:
+        """The exact messages a cached call sent (rebuilt from its chunks), or None if not cached."""
+        entry = self.get(key)
+        return None if entry is None else entry.messages
+
     def put(self, key: str, entry: CachedEntry) -> None:
-        """Store once: the first writer wins, so concurrent writers of one key never clash."""
+        """Store once: the first writer wins, so concurrent writers of one key never clash.
+
+        Also ends this owner's lease on ``key``. Raises ``CacheWriteError`` (path and real cause)
+        when the file cannot be written; the transaction is then rolled back if SQLite has not
+        already done so, and the rollback never hides the cause.
+        """
         with self._lock:
             conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE")
+            refs, chunks = encode_messages(entry.messages, self._known)
+            if len(self._known) > 200_000:  # a memo of chunks already stored, not a second cache
+                self._known.clear()
             try:
+                conn.execute("BEGIN IMMEDIATE")
+                if chunks:
+                    conn.executemany("INSERT OR IGNORE INTO blobs (hash, data) VALUES (?, ?)", chunks)
                 conn.execute(
                     "INSERT OR IGNORE INTO calls (key, model, contract, raw, messages, prompt_tokens, "
                     "completion_tokens, cost_usd, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (key, entry.model, entry.contract, entry.raw, canonical_json(list(entry.messages)),
+                    (key, entry.model, entry.contract, pack_raw(entry.raw), refs,
                      int(entry.prompt_tokens), int(entry.completion_tokens), float(entry.cost_usd), entry.created))
+                conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, self._owner))
                 conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback(conn)
+                error = CacheWriteError(self.path, exc)
+                self._record_write_error(error)
+                raise error from exc
             except BaseException:
-                conn.execute("ROLLBACK")
+                self._rollback(conn)
                 raise
+            self._known.update(h for h, _ in chunks)
             self.stats.writes += 1
+
+    def _record_write_error(self, error: CacheWriteError) -> None:
+        """Leave a one-line note beside the cache (once per process), so the command that started
+        the run learns of the failure even when the write failed in a worker process."""
+        if self._write_error_noted or self.path is None:
+            return
+        self._write_error_noted = True
+        try:
+            with open(write_errors_path(self.path), "a", encoding="utf-8") as f:
+                f.write(f"{time.time():.3f}\t{os.getpid()}\t{error}\n")
+        except OSError:
+            pass  # the disk may refuse this too; the error is still raised and logged
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        # After a disk-full or I/O error SQLite has often rolled back already; a second ROLLBACK
+        # would raise "no transaction is active" over the error that matters.
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    # -- leases: one payer per key across processes ------------------------------------------
+    def lease(self, key: str, ttl_s: float) -> bool:
+        now = time.time()
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                row = conn.execute("SELECT owner, host, pid, expires FROM leases WHERE key = ?", (key,)).fetchone()
+                if row is not None and row[0] != self._owner and row[3] > now and not _dead(row[1], row[2]):
+                    conn.execute("COMMIT")
+                    return False
+                conn.execute("INSERT OR REPLACE INTO leases (key, owner, host, pid, expires) VALUES (?, ?, ?, ?, ?)",
+                             (key, self._owner, _HOST, os.getpid(), now + ttl_s))
+                conn.execute("COMMIT")
+                return True
+            except sqlite3.Error as exc:
+                self._rollback(conn)
+                raise CacheWriteError(self.path, exc) from exc
+
+    def release(self, key: str) -> None:
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, self._owner))
+            except sqlite3.Error:
+                pass  # best effort: an unreleased lease expires or is taken over when we are gone
+
+    def lease_holder(self, key: str) -> tuple[str, int] | None:
+        """(host, pid) of the live lease on ``key``, for a waiting caller's message."""
+        with self._lock:
+            row = self._connection().execute("SELECT host, pid FROM leases WHERE key = ?", (key,)).fetchone()
+        return None if row is None else (row[0], int(row[1]))
+
+    def storage(self) -> dict[str, int]:
+        """Rows and bytes per table (SQLite's dbstat when available): for the storage benchmark."""
+        with self._lock:
+            conn = self._connection()
+            out = {"calls": int(conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]),
+                   "blobs": int(conn.execute("SELECT COUNT(*) FROM blobs").fetchone()[0])}
+            try:
+                for name, size in conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"):
+                    out[f"bytes:{name}"] = int(size)
+            except sqlite3.Error:
+                pass
+        return out
 
     def get_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -236,8 +432,11 @@ class SqliteCache(Cache):
                 conn.executemany("INSERT OR IGNORE INTO embeddings (key, model, dim, vector, created) "
                                  "VALUES (?, ?, ?, ?, ?)", rows)
                 conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback(conn)
+                raise CacheWriteError(self.path, exc) from exc
             except BaseException:
-                conn.execute("ROLLBACK")
+                self._rollback(conn)
                 raise
             self.stats.writes += len(rows)
 
@@ -245,11 +444,33 @@ class SqliteCache(Cache):
         with self._lock:
             return int(self._connection().execute("SELECT COUNT(*) FROM calls").fetchone()[0])
 
+    def keys_with_prefix(self, prefix: str) -> list[str]:
+        """Keys starting with ``prefix`` (at most a few, for lookups by a shortened key)."""
+        with self._lock:
+            return [r[0] for r in self._connection().execute(
+                "SELECT key FROM calls WHERE key >= ? AND key < ? ORDER BY key LIMIT 5", (prefix, prefix + "\uffff"))]
+
     def keys(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._connection().execute("SELECT key FROM calls ORDER BY key")]
 
 
-def _chunks(items: list[str], n: int) -> Iterable[list[str]]:
+_HOST = socket.gethostname()
+
+
+def _dead(host: str, pid: int) -> bool:
+    """True when a lease's owner is a process of this host that no longer exists."""
+    if host != _HOST:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _chunks(items: list[Any], n: int) -> Iterable[list[Any]]:
     for i in range(0, len(items), n):
         yield items[i:i + n]

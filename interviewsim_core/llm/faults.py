@@ -1,4 +1,4 @@
-"""Fault injection for the offline provider, so the real retry and re-ask paths run in tests and CI.
+"""Fault injection for in-process providers (the offline model), so the real retry and re-ask paths run in tests and CI.
 
 A fault is drawn from a hash of (seed, request messages, retry attempt, fault kind), not from a
 shared random stream: the same request at the same attempt always meets the same fault, whatever
@@ -22,7 +22,7 @@ MALFORMED_TEXT = "%% garbled offline output (fault injection) %%"
 
 
 class FaultSpec(BaseModel):
-    """Rates (probability per attempt, 0..1) of each injected fault on the offline provider."""
+    """Rates (probability per attempt, 0..1) of each injected fault on an in-process provider."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass, fields
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
 from ..errors import ContractParseError
-from .cache import Cache, CachedEntry, NullCache, cache_key
+from .cache import Cache, CachedEntry, CacheWriteError, NullCache, cache_key
 from .faults import FaultSpec
+from .providers import RequestContext, plugin_for
 from .retry import retrying, should_retry
+from .secrets import RedactingFilter, redact
 from .transport import Completion, call_direct, call_litellm, direct_eligible, loop_state, shared_runner
 from .types import Attempt, CallRequest, CallResult, ModelConfig
 
@@ -55,6 +56,12 @@ class GatewayStats:
     invalid: int = 0
     """Items that ended ``invalid`` (every attempt broke its contract)."""
     retries: int = 0
+    deduplicated: int = 0
+    """Items answered by an identical request already in flight in this gateway (not sent again)."""
+    lease_waits: int = 0
+    """Calls that waited for another process's in-flight answer instead of paying for it again."""
+    cache_write_errors: int = 0
+    """Answers that could not be stored (kept in the results; see ``Gateway.cache_error``)."""
 
 
 class _Ledger:
@@ -89,7 +96,8 @@ class Gateway:
 
     Args:
         cache: where outputs persist; ``None`` means no caching (``NullCache``).
-        faults: fault injection for ``offline/`` models (tests, demos of the failure paths).
+        faults: fault injection, handed to in-process provider plugins such as the offline model
+            (tests, demos of the failure paths); remote providers never see it.
         log: logger for retries and failures (never receives API keys).
         transport: ``"auto"`` posts OpenAI-compatible endpoints directly (see transport.py) and
             uses litellm for the rest; ``"litellm"`` sends every call through litellm.
@@ -100,10 +108,14 @@ class Gateway:
         self.cache: Cache = cache if cache is not None else NullCache()
         self.faults = faults
         self.log = log or _log
+        if not any(isinstance(f, RedactingFilter) for f in self.log.filters):
+            self.log.addFilter(RedactingFilter())
         self.transport = transport
         self._ledger = _Ledger()
         self._runner = shared_runner()
-        self._offline_ready = False
+        self._pending: dict[tuple[int, str], asyncio.Future[CallResult]] = {}
+        self.cache_error: CacheWriteError | None = None
+        """The first failed cache write, if any (the answers were kept; the run should fail)."""
         self.last_batch = None
         """The ``BatchOutcome`` of the last run that used batch mode (ids submitted or resumed, lines answered)."""
 
@@ -114,6 +126,16 @@ class Gateway:
 
     def reset_stats(self) -> None:
         self._ledger.reset()
+
+    def raise_for_cache_errors(self) -> None:
+        """Raise the first ``CacheWriteError`` of this gateway, if a write failed.
+
+        Call it after the batch's results are written: the answers were kept in memory and
+        returned, but they are not in the cache, so a re-run would pay for them again. The CLI
+        turns it into a non-zero exit.
+        """
+        if self.cache_error is not None:
+            raise self.cache_error
 
     def run(self, model: ModelConfig, requests: Sequence[CallRequest]) -> list[CallResult]:
         """Run a batch for one model; results in request order. Safe from any thread, sync."""
@@ -155,16 +177,42 @@ class Gateway:
         self.last_batch = out
 
     async def acall(self, model: ModelConfig, req: CallRequest) -> CallResult:
-        """One logical call: cache, then ask (with retries), then parse; re-ask on a contract breach."""
+        """One logical call: cache, then ask (with retries), then parse; re-ask on a contract breach.
+
+        An identical request (same cache key) already in flight in this gateway is not sent
+        again: this call waits for that one and shares its result.
+        """
         started = time.perf_counter()
         try:
-            return await self._acall(model, req, started)
-        except Exception as exc:  # noqa: BLE001 - one broken item must never sink the batch
-            self._ledger.add(failed=1)
-            message = self._redact(f"{type(exc).__name__}: {exc}", model)
-            self.log.warning("gateway: item %r on %s failed: %s", req.item_id, model.name, message)
-            return CallResult(status="failed", error=message, model=model.name,
-                              latency_s=time.perf_counter() - started)
+            messages = [{"role": m["role"], "content": m["content"]} for m in req.messages]
+            key = cache_key(model, messages, req.contract, req.contract_version, req.sample_index, 0)
+        except Exception as exc:  # noqa: BLE001 - e.g. a message without content: this item only
+            return self._crashed(model, req, exc, started)
+        slot = (id(asyncio.get_running_loop()), key)
+        twin = self._pending.get(slot)
+        if twin is not None:
+            shared = await asyncio.shield(twin)
+            self._ledger.add(deduplicated=1)
+            return shared.model_copy(update={"calls_made": 0, "latency_s": time.perf_counter() - started})
+        future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
+        self._pending[slot] = future
+        try:
+            try:
+                result = await self._acall(model, req, started, messages, key)
+            except Exception as exc:  # noqa: BLE001 - one broken item must never sink the batch
+                result = self._crashed(model, req, exc, started)
+            future.set_result(result)
+            return result
+        finally:
+            if not future.done():  # cancelled: let waiting twins fail with it
+                future.cancel()
+            self._pending.pop(slot, None)
+
+    def _crashed(self, model: ModelConfig, req: CallRequest, exc: Exception, started: float) -> CallResult:
+        self._ledger.add(failed=1)
+        message = self._redact(f"{type(exc).__name__}: {exc}", model)
+        self.log.warning("gateway: item %r on %s failed: %s", req.item_id, model.name, message)
+        return CallResult(status="failed", error=message, model=model.name, latency_s=time.perf_counter() - started)
 
     def close(self) -> None:
         """Close the cache connection. The process-wide loop (transport.shared_runner) stays up:
@@ -196,24 +244,26 @@ class Gateway:
             return fn(*args)
         return await asyncio.to_thread(fn, *args)
 
-    async def _acall(self, model: ModelConfig, req: CallRequest, started: float) -> CallResult:
-        messages: list[dict[str, str]] = [{"role": m["role"], "content": m["content"]} for m in req.messages]
+    async def _acall(self, model: ModelConfig, req: CallRequest, started: float, messages: list[dict[str, str]],
+                     first_key: str) -> CallResult:
         attempts: list[Attempt] = []
-        first_key = ""
         totals = {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "calls_made": 0, "cache_hits": 0}
         raw = parse_error = None
         for attempt in range(model.max_reasks + 1):
-            key = cache_key(model, messages, req.contract, req.contract_version, req.sample_index, attempt)
-            first_key = first_key or key
-            entry = await self._cache_io(self.cache.get, key)
+            key = first_key if attempt == 0 else cache_key(model, messages, req.contract, req.contract_version,
+                                                           req.sample_index, attempt)
+            entry = await self._cache_io(self.cache.get_answer, key)
+            if entry is None:
+                entry = await self._claim(model, req, key)
             hit = entry is not None
             if entry is None:
                 async def persist(completion: Completion, key: str = key, sent: tuple = tuple(messages)) -> None:
-                    await self._cache_io(self.cache.put, key, self._entry(completion, sent, model, req))
+                    await self._store(key, self._entry(completion, sent, model, req))
 
                 try:
                     completion, calls = await self._ask(model, messages, req, persist)
                 except _Failed as failure:
+                    await self._cache_io(self.cache.release, key)
                     totals["calls_made"] += failure.calls
                     self._ledger.add(failed=1)
                     attempts.append(Attempt(error=failure.error))
@@ -246,6 +296,57 @@ class Gateway:
         return CallResult(status="invalid", raw=raw, parse_error=parse_error, attempts=tuple(attempts),
                           model=model.name, cache_key=first_key, latency_s=time.perf_counter() - started, **totals)
 
+    async def _store(self, key: str, entry: CachedEntry) -> None:
+        """Write one answer; a failed write keeps the answer (the caller gets it) and is recorded."""
+        try:
+            await self._cache_io(self.cache.put, key, entry)
+        except CacheWriteError as exc:
+            self._ledger.add(cache_write_errors=1)
+            if self.cache_error is None:
+                self.cache_error = exc
+                self.log.error("gateway: %s; answers are kept for this run's tables but will be paid for "
+                               "again by a re-run", self._redact(str(exc), None))
+            try:
+                await self._cache_io(self.cache.release, key)
+            except Exception:  # noqa: BLE001 - the lease expires or is taken over after we exit
+                pass
+
+    async def _claim(self, model: ModelConfig, req: CallRequest, key: str) -> CachedEntry | None:
+        """Take the lease on ``key`` (None: ours to ask), or wait for another process's answer.
+
+        Another live process asking the same key right now will store its answer; paying for it
+        twice is what the lease prevents. If that process fails (lease released) or dies (lease
+        taken over), this one asks after all.
+        """
+        if isinstance(self.cache, NullCache):
+            return None
+        ttl = model.timeout_s * (model.max_retries + 1) + model.max_total_wait_s
+        delay, told = 0.05, False
+        while True:
+            try:
+                if await self._cache_io(self.cache.lease, key, ttl):
+                    # Re-check: the answer may have landed between our miss and the lease.
+                    entry = await self._cache_io(self.cache.get_answer, key)
+                    if entry is not None:
+                        await self._cache_io(self.cache.release, key)
+                    return entry
+            except CacheWriteError as exc:  # cannot even lease: ask anyway, the write will tell
+                if self.cache_error is None:
+                    self.cache_error = exc
+                    self.log.error("gateway: %s", self._redact(str(exc), None))
+                return None
+            if not told:
+                told = True
+                self._ledger.add(lease_waits=1)
+                holder = getattr(self.cache, "lease_holder", lambda _k: None)(key)
+                self.log.warning("gateway: item %r on %s is being asked by another process %s; waiting for its answer",
+                              req.item_id, model.name, holder or "")
+            await asyncio.sleep(delay)
+            delay = min(1.0, delay * 2)
+            entry = await self._cache_io(self.cache.get_answer, key)
+            if entry is not None:
+                return entry
+
     @staticmethod
     def _parse(req: CallRequest, raw: str) -> Any:
         if req.parser is not None:
@@ -263,11 +364,7 @@ class Gateway:
         """
         semaphore = self._semaphore(model)
         direct = self.transport == "auto" and direct_eligible(model)
-        if not direct and model.model.startswith("offline/") and not self._offline_ready:
-            from .offline_provider import register  # noqa: PLC0415
-
-            register()
-            self._offline_ready = True
+        plugin = None if direct else plugin_for(model.model)
         calls = 0
 
         async def once() -> Completion:
@@ -280,7 +377,9 @@ class Gateway:
                 if direct:
                     completion = await call_direct(model, messages)
                 else:
-                    completion = await call_litellm(model, messages, metadata=self._metadata(model, calls - 1))
+                    meta = None if plugin is None else plugin.metadata(RequestContext(
+                        req.contract, req.contract_version, req.sample_index, calls - 1, self.faults))
+                    completion = await call_litellm(model, messages, metadata=meta)
                 await persist(completion)
                 return completion
 
@@ -313,16 +412,6 @@ class Gateway:
             self.log.info("gateway: retrying %s item %r after %s in %.2fs (retry_after=%s)", model.name,
                           req.item_id, d.kind, state.upcoming_sleep, d.retry_after)
 
-    def _metadata(self, model: ModelConfig, retry_attempt: int) -> dict[str, Any] | None:
-        if not model.model.startswith("offline/"):
-            return None
-        from .offline_provider import ATTEMPT_KEY, FAULT_KEY  # noqa: PLC0415
-
-        meta: dict[str, Any] = {ATTEMPT_KEY: retry_attempt}
-        if self.faults is not None:
-            meta[FAULT_KEY] = self.faults.model_dump()
-        return meta
-
     def _semaphore(self, model: ModelConfig) -> asyncio.Semaphore:
         """One bound per provider endpoint (model string + api_base) per event loop.
 
@@ -337,10 +426,6 @@ class Gateway:
         return sem
 
     @staticmethod
-    def _redact(text: str, model: ModelConfig) -> str:
-        """Belt and braces: providers sometimes echo credentials in error messages."""
-        if model.api_key_env:
-            key = os.environ.get(model.api_key_env)
-            if key and len(key) >= 4:
-                text = text.replace(key, "***")
-        return text
+    def _redact(text: str, model: ModelConfig | None) -> str:
+        """Providers echo credentials in errors: scrub every key the process knows (secrets.py)."""
+        return redact(text, [model] if model is not None else [])

@@ -73,6 +73,9 @@ class FakeServerConfig:
     record_path: str | None = None
     """Append one JSON line per answered request (path, status, body) to this file, flushed at once:
     how a test reads what a server in another process saw (``python -m interviewsim_core.llm.testing``)."""
+    reject_key: bool = False
+    """Answer every chat request 401, repeating the bearer key it was sent (as some providers do):
+    the way to test that a key echoed in an error is redacted."""
     count_tokens: Callable[[str], int] | None = None
     """Token count reported in ``usage`` per message content; default: whitespace words."""
 
@@ -246,6 +249,11 @@ class FakeOpenAIServer:
             except ValueError:
                 status = 400
                 return status, {}, {"error": {"message": "invalid JSON body", "type": "invalid_request_error"}}
+            if cfg.reject_key:
+                status = 401
+                key = headers.get("authorization", "").removeprefix("Bearer ").strip()
+                return status, {}, {"error": {"message": f"Incorrect API key provided: {key}.",
+                                              "type": "invalid_request_error", "code": "invalid_api_key"}}
             forced = cfg.first_n_kind if occurrence < cfg.first_n_fault else None
             if forced == "429" or self._roll(body, occurrence, "429") < cfg.rate_limit_rate:
                 status = 429
@@ -315,7 +323,7 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     reply = echo_reply
     if a.reply == "offline":
-        from interviewsim_core.llm.offline import respond as reply
+        from interviewsim_core.offline import respond as reply
     cfg = FakeServerConfig(latency_s=a.latency, rate_limit_rate=a.rate_limit_rate,
                            server_error_rate=a.server_error_rate, malformed_rate=a.malformed_rate,
                            reply=reply, record_path=a.record)

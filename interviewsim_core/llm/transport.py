@@ -6,7 +6,8 @@ objects, per-call cost lookup, the openai SDK's request building) against ~2-5 m
 httpx POST, which caps one process at about half of what the endpoint can serve. Turning off
 litellm's callbacks and logging did not close that gap, so ``openai/`` and ``hosted_vllm/``
 models that name an ``api_base`` are posted with one shared ``httpx.AsyncClient`` per event loop;
-litellm is still used for every other provider (including ``offline/``) and for cost data.
+litellm is still used for every other provider (including in-process plugins, see providers.py)
+and for cost data.
 ``Gateway(transport="litellm")`` sends everything through litellm.
 
 Both paths return the same ``Completion`` and raise exceptions the retry classifier understands.
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Mapping, Sequence, TypeVar
 
 from .retry import ProviderHTTPError, retry_after_of
+from .secrets import RedactingFilter, provider_key_env
 from .types import ModelConfig
 
 __all__ = ["Completion", "litellm_module", "cost_of", "direct_eligible", "call_litellm", "call_direct",
@@ -85,6 +87,7 @@ def litellm_module() -> Any:
             litellm._async_failure_callback = []
             for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
                 logging.getLogger(name).setLevel(logging.ERROR)
+                logging.getLogger(name).addFilter(RedactingFilter())
             _litellm = litellm
     return _litellm
 
@@ -92,8 +95,6 @@ def litellm_module() -> Any:
 @functools.lru_cache(maxsize=256)
 def _rates(model: str) -> tuple[float, float]:
     """(USD per prompt token, USD per completion token) from litellm's local price table; 0 if unknown."""
-    if model.startswith("offline/"):
-        return 0.0, 0.0
     litellm = litellm_module()
     try:
         p, _ = litellm.cost_per_token(model=model, prompt_tokens=1_000_000, completion_tokens=0)
@@ -131,6 +132,15 @@ def _sampling(model: ModelConfig) -> dict[str, Any]:
 def _api_key(model: ModelConfig) -> str | None:
     """Read at call time only, so the key is never held by a config, a cache row or a log line."""
     return os.environ.get(model.api_key_env) if model.api_key_env else None
+
+
+def _direct_key(model: ModelConfig) -> str | None:
+    """The key the direct path sends: the configured one, else the variable litellm itself would
+    read for this provider (OPENAI_API_KEY for ``openai/``), so both paths authenticate alike."""
+    if model.api_key_env:
+        return _api_key(model)
+    env = provider_key_env(model.model)
+    return os.environ.get(env) if env else None
 
 
 async def call_litellm(model: ModelConfig, messages: Sequence[Mapping[str, str]], *,
@@ -198,7 +208,7 @@ async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]])
     assert model.api_base is not None
     body: dict[str, Any] = {"model": model.model.split("/", 1)[1], "messages": list(messages), **_sampling(model)}
     headers = {"Content-Type": "application/json"}
-    key = _api_key(model)
+    key = _direct_key(model)
     if key:
         headers["Authorization"] = f"Bearer {key}"
     url = model.api_base.rstrip("/") + "/chat/completions"

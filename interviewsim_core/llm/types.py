@@ -10,8 +10,15 @@ from __future__ import annotations
 from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (CallRequest holds Messages)
 
-from ..contracts._base import Message
+
+class Message(TypedDict):
+    """One chat message in the OpenAI/litellm shape: what every prompt contract builds."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
 
 CallStatus = Literal["ok", "invalid", "failed"]
 """ok: parsed under its contract; invalid: every attempt broke the contract (raw text kept);

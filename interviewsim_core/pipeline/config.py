@@ -23,6 +23,7 @@ from ..contracts.personality import N_VOTES
 from ..dataroot import as_root, is_local, is_url, resolve_root
 from ..embeddings.factory import OFFLINE_EMBEDDING
 from ..errors import ConfigError
+from ..llm.secrets import validation_text
 from ..llm.types import ModelConfig
 
 OFFLINE_MODEL = "offline/extractive"
@@ -344,7 +345,7 @@ class EvalConfig(BaseModel):
         try:
             return cls(**layered)
         except ValidationError as exc:
-            raise ConfigError(f"invalid configuration:\n{exc}") from exc
+            raise ConfigError(f"invalid configuration:\n{validation_text(exc)}") from None  # no input echo
 
     def resolved(self) -> EvalConfig:
         """This config with every path absolute (``~`` expanded, relative to the working directory).

@@ -164,3 +164,25 @@ def test_commands_are_registered_on_the_real_app(corpus: Path) -> None:
     assert result.exit_code == 0, result.output
     result = runner.invoke(real_app, ["split", str(corpus), "--json"])
     assert result.exit_code == 0 and json.loads(result.stdout)["personalities"]
+
+
+@pytest.mark.parametrize("pid", ["A|B", "A,B", "A\u0000B", "A\nB", "P" * 600])
+def test_validate_refuses_ids_that_run_cannot_use(app: typer.Typer, tmp_path: Path, pid: str) -> None:
+    """These passed `validate` and then failed in `run` (the long one with a 96-line traceback)."""
+    doc = _doc("P", [1, 2])
+    doc["personality_id"] = pid
+    file = _write(tmp_path / "X", doc)
+    result = runner.invoke(app, ["validate", str(file)])
+    assert result.exit_code == 1
+    assert f"{file}: $.personality_id: [" in result.output
+    assert "[unusable-id]" in result.output or "[id-too-long]" in result.output
+
+
+def test_validate_accepts_ids_run_can_use(app: typer.Typer, tmp_path: Path) -> None:
+    for n, pid in enumerate(["A/B", "Zoë", "東京", "L" * 300]):
+        doc = _doc("P", [1, 2])
+        doc["personality_id"] = pid
+        _write(tmp_path / "c" / f"X{n}", doc)
+    result = runner.invoke(app, ["validate", str(tmp_path / "c")])
+    assert result.exit_code == 0, result.output
+    assert result.output.count(": ok,") == 4

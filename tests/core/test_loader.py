@@ -375,6 +375,7 @@ def test_rule_table_is_the_documented_set() -> None:
         "unknown-field", "missing-field", "wrong-type", "unsupported-version", "blank-id", "blank-text",
         "not-integer", "negative-sequence", "duplicate-sequence", "duplicate-id", "blank-tag",
         "duplicate-tag", "empty-array", "duplicate-personality", "too-few-interviews",
+        "unusable-id", "id-too-long", "text-too-long", "too-many-pairs", "file-too-large", "invalid-unicode",
     }  # fmt: skip
     assert {rule for _, _, rule in CASES.values()} <= set(RULES)
 
@@ -430,3 +431,66 @@ def test_loader_writes_nothing(tmp_path: Path) -> None:
         load_corpus(corpus)
     load_corpus(corpus / "A")
     assert {p: os.stat(p).st_mtime_ns for p in tmp_path.rglob("*")} == stamp
+
+
+@pytest.mark.parametrize(
+    ("pid", "rule"),
+    [
+        ("A|B", "unusable-id"), ("A,B", "unusable-id"), ("A[1]", "unusable-id"), ("A...B", "unusable-id"),
+        ("A\nB", "unusable-id"), ("A\x00B", "unusable-id"), ("A\tB", "unusable-id"), (" A", "unusable-id"),
+        ("A\u200bB", "unusable-id"), ("\u202eA", "unusable-id"), ("A" * 513, "id-too-long"),
+        ("A\ud800", "invalid-unicode"),
+    ],
+)
+def test_personality_ids_that_run_cannot_use_are_refused_by_validate(tmp_path: Path, pid: str, rule: str) -> None:
+    """validate accepts exactly what run can use: Dagster key separators, control and invisible characters."""
+    doc = _doc()
+    doc["personality_id"] = pid
+    file = tmp_path / "prepared_input.json"
+    file.write_text(json.dumps(doc), encoding="utf-8")  # ASCII escapes, so a lone surrogate can be written
+    [problem] = validate_paths([file])
+    assert (problem.file, problem.path, problem.rule) == (str(file), "$.personality_id", rule)
+
+
+@pytest.mark.parametrize("pid", ["A/B", "A_B", "Zoë", "Zoé", "東京", "大阪", "A" * 300, "..", "a b", "P-1.x"])
+def test_ids_run_can_use_pass_validate(tmp_path: Path, pid: str) -> None:
+    assert validate_paths([_write(tmp_path, _doc(pid))]) == []
+
+
+def test_nfc_nfd_and_case_twins_across_files_are_one_personality(tmp_path: Path) -> None:
+    import unicodedata
+
+    nfc = unicodedata.normalize("NFC", "Zoë")
+    nfd = unicodedata.normalize("NFD", "Zoë")
+    assert nfc != nfd
+    corpus = tmp_path / "c"
+    _write(corpus / "A", _doc(nfc))
+    second = _write(corpus / "B", _doc(nfd))
+    _write(corpus / "C", _doc("ALICE"))
+    third = _write(corpus / "D", _doc("alice"))
+    problems = validate_paths([corpus])
+    assert [(p.file, p.path, p.rule) for p in problems] == [
+        (str(second), "$.personality_id", "duplicate-personality"),
+        (str(third), "$.personality_id", "duplicate-personality"),
+    ]
+    assert "NFC" in problems[0].message
+
+
+def test_nfc_nfd_twin_qa_ids_in_one_document_are_duplicates(tmp_path: Path) -> None:
+    import unicodedata
+
+    doc = _doc()
+    _pair(doc, 0, 0)["qa_id"] = unicodedata.normalize("NFC", "Q_é")
+    _pair(doc, 0, 1)["qa_id"] = unicodedata.normalize("NFD", "Q_é")
+    problem = _only(_write(tmp_path, doc))
+    assert (problem.path, problem.rule) == ("$.interviews[0].qa_pairs[1].qa_id", "duplicate-id")
+
+
+def test_text_with_only_invisible_characters_is_blank(tmp_path: Path) -> None:
+    doc = _doc()
+    _pair(doc)["response"] = "\u200b\u200f \u2066"
+    problem = _only(_write(tmp_path, doc))
+    assert (problem.path, problem.rule) == ("$.interviews[0].qa_pairs[0].response", "blank-text")
+    doc = _doc()
+    _pair(doc)["response"] = "\u200fمرحبا\u200c بالعالم"  # RTL mark and ZWNJ inside real text are content
+    assert load_document(_write(tmp_path, doc)).personality_id == "P1"

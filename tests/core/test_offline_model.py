@@ -24,7 +24,8 @@ from interviewsim_core.contracts import (
     personality,
     premise,
 )
-from interviewsim_core.llm.offline import UnrecognisedPromptError, prompt_text, respond, responders
+from interviewsim_core.errors import ContractParseError
+from interviewsim_core.offline import UnrecognisedPromptError, prompt_text, respond, responders
 from interviewsim_core.loader import load_corpus
 from interviewsim_core.sample_corpus import SAMPLE_CORPUS_DIR
 from interviewsim_core.split import split_personality
@@ -51,7 +52,7 @@ EXAMPLES = (
 
 
 def _item(n: int = 3) -> mcq_generation.ShuffledItem:
-    raw = respond(mcq_generation.build_messages("What was the person's first job?", "Selling paint for three years", n))
+    raw = respond(mcq_generation.build_messages("What was the person's first job?", "Selling paint for three years", n), mcq_generation.NAME)
     return mcq_generation.shuffle_item(mcq_generation.parse(raw, "What was the person's first job?", "Selling paint for three years", n), "s")
 
 
@@ -59,26 +60,26 @@ def _item(n: int = 3) -> mcq_generation.ShuffledItem:
 
 def test_every_contract_answer_parses() -> None:
     cases = [
-        (generation.build_messages("P1", "Where did you grow up as a child?", Ctx(None, EXAMPLES)), generation.parse),
-        (generation.build_messages("P1", "Where were you born?", Ctx("Born in Lyon in 1931. A painter.", ())), generation.parse),
-        (generation.build_messages("P1", "Anything?", None), generation.parse),
-        (content_similarity.build_messages("I grew up in Lyon.", "I was raised in Lyon."), content_similarity.parse),
-        (fact_summary.build_messages("P1", [p.response for p in EXAMPLES]), fact_summary.parse),
-        (factual_consistency.build_messages("I grew up in Lyon.", "I grew up in Paris."), factual_consistency.parse),
-        (personality.build_messages("extraversion", [p.response for p in EXAMPLES]), personality.parse),
-        (atomic_item.build_messages(EXAMPLES[1].question, EXAMPLES[1].response), atomic_item.parse),
-        (mcq_answering.build_messages("P1", Ctx(None, EXAMPLES), [_item(3), _item(3)]),
+        (generation.build_messages("P1", "Where did you grow up as a child?", Ctx(None, EXAMPLES)), generation.NAME, generation.parse),
+        (generation.build_messages("P1", "Where were you born?", Ctx("Born in Lyon in 1931. A painter.", ())), generation.NAME, generation.parse),
+        (generation.build_messages("P1", "Anything?", None), generation.NAME, generation.parse),
+        (content_similarity.build_messages("I grew up in Lyon.", "I was raised in Lyon."), content_similarity.NAME, content_similarity.parse),
+        (fact_summary.build_messages("P1", [p.response for p in EXAMPLES]), fact_summary.NAME, fact_summary.parse),
+        (factual_consistency.build_messages("I grew up in Lyon.", "I grew up in Paris."), factual_consistency.NAME, factual_consistency.parse),
+        (personality.build_messages("extraversion", [p.response for p in EXAMPLES]), personality.NAME, personality.parse),
+        (atomic_item.build_messages(EXAMPLES[1].question, EXAMPLES[1].response), atomic_item.NAME, atomic_item.parse),
+        (mcq_answering.build_messages("P1", Ctx(None, EXAMPLES), [_item(3), _item(3)]), mcq_answering.NAME,
          lambda raw: mcq_answering.parse(raw, [("A", "B", "C")] * 2)),
-        (premise.build_pass1_messages("P1 said in 1972 that she sold paint in Lyon."), premise.parse_pass1),
+        (premise.build_pass1_messages("P1 said in 1972 that she sold paint in Lyon."), premise.PASS1_NAME, premise.parse_pass1),
     ]
-    for messages, parse in cases:
-        parse(respond(messages))
+    for messages, name, parse in cases:
+        parse(respond(messages, name))
 
 
 @pytest.mark.parametrize("n", [3, 4])
 def test_mcq_generation_answer_parses(n: int) -> None:
     q, a = "How long did the person sell paint?", "For three years"
-    r = mcq_generation.parse(respond(mcq_generation.build_messages(q, a, n)), q, a, n)
+    r = mcq_generation.parse(respond(mcq_generation.build_messages(q, a, n), mcq_generation.NAME), q, a, n)
     assert len(r.options) == n and r.options[0].text == a
 
 
@@ -90,25 +91,25 @@ line = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Z
 @settings(max_examples=60, deadline=None)
 @given(q=line, a=line, n=st.sampled_from([3, 4]))
 def test_property_mcq_generation_answer_always_parses(q: str, a: str, n: int) -> None:
-    mcq_generation.parse(respond(mcq_generation.build_messages(q, a, n)), q, a, n)
+    mcq_generation.parse(respond(mcq_generation.build_messages(q, a, n), mcq_generation.NAME), q, a, n)
 
 
 @settings(max_examples=40, deadline=None)
 @given(question=line, response=st.text(min_size=1, max_size=120).filter(lambda s: s.strip() != ""))
 def test_property_atomic_item_answer_always_parses_and_feeds_mcq(question: str, response: str) -> None:
-    item = atomic_item.parse(respond(atomic_item.build_messages(question, response)))
-    mcq_generation.parse(respond(mcq_generation.build_messages(item.question, item.answer, 4)), item.question, item.answer, 4)
+    item = atomic_item.parse(respond(atomic_item.build_messages(question, response), atomic_item.NAME))
+    mcq_generation.parse(respond(mcq_generation.build_messages(item.question, item.answer, 4), mcq_generation.NAME), item.question, item.answer, 4)
 
 
 @settings(max_examples=40, deadline=None)
 @given(responses=st.lists(st.text(min_size=1, max_size=80).filter(lambda s: s.strip() != ""), min_size=1, max_size=5),
        trait=st.sampled_from(personality.TRAITS))
 def test_property_collection_contracts_always_parse(responses: list[str], trait: str) -> None:
-    fact_summary.parse(respond(fact_summary.build_messages("P", responses)))
-    personality.parse(respond(personality.build_messages(trait, responses)))
-    content_similarity.parse(respond(content_similarity.build_messages(responses[0], responses[-1])))
-    factual_consistency.parse(respond(factual_consistency.build_messages(responses[0], responses[-1])))
-    generation.parse(respond(generation.build_messages("P", "Why?", Ctx(None, tuple(Pair("Why?", r) for r in responses)))))
+    fact_summary.parse(respond(fact_summary.build_messages("P", responses), fact_summary.NAME))
+    personality.parse(respond(personality.build_messages(trait, responses), personality.NAME))
+    content_similarity.parse(respond(content_similarity.build_messages(responses[0], responses[-1]), content_similarity.NAME))
+    factual_consistency.parse(respond(factual_consistency.build_messages(responses[0], responses[-1]), factual_consistency.NAME))
+    generation.parse(respond(generation.build_messages("P", "Why?", Ctx(None, tuple(Pair("Why?", r) for r in responses))), generation.NAME))
 
 
 # --- the sample corpus: real prompts, every contract --------------------------------------------
@@ -120,23 +121,23 @@ def test_sample_corpus_prompts_are_all_answered_validly() -> None:
     questions = [(p.qa_id, p.question) for p in tests]
     for method in ("simple", "wiki", "chrono-100"):
         for p, ctx in zip(tests, select_contexts(split, method, questions)):
-            out = generation.parse(respond(generation.build_messages(doc.personality_id, p.question, ctx)))
-            cs = content_similarity.parse(respond(content_similarity.build_messages(p.response, out.response)))
+            out = generation.parse(respond(generation.build_messages(doc.personality_id, p.question, ctx), generation.NAME))
+            cs = content_similarity.parse(respond(content_similarity.build_messages(p.response, out.response), content_similarity.NAME))
             assert 1 <= cs.score <= 5
     responses = [p.response for p in split.test_pairs]
-    summary = fact_summary.parse(respond(fact_summary.build_messages(doc.personality_id, responses)))
+    summary = fact_summary.parse(respond(fact_summary.build_messages(doc.personality_id, responses), fact_summary.NAME))
     for p in tests:
-        factual_consistency.parse(respond(factual_consistency.build_messages(summary.summary, p.response)))
-    levels = {t: personality.parse(respond(personality.build_messages(t, responses))).rate for t in personality.TRAITS}
+        factual_consistency.parse(respond(factual_consistency.build_messages(summary.summary, p.response), factual_consistency.NAME))
+    levels = {t: personality.parse(respond(personality.build_messages(t, responses), personality.NAME)).rate for t in personality.TRAITS}
     assert 0.0 <= personality.alignment(levels, levels) == 1.0
     items = []
     for i, p in enumerate(tests):
-        atom = atomic_item.parse(respond(atomic_item.build_messages(p.question, p.response)))
+        atom = atomic_item.parse(respond(atomic_item.build_messages(p.question, p.response), atomic_item.NAME))
         for n in (3, 4):
-            gen = mcq_generation.parse(respond(mcq_generation.build_messages(atom.question, atom.answer, n)), atom.question, atom.answer, n)
+            gen = mcq_generation.parse(respond(mcq_generation.build_messages(atom.question, atom.answer, n), mcq_generation.NAME), atom.question, atom.answer, n)
             items.append(mcq_generation.shuffle_item(gen, f"0:{p.qa_id}#{n}"))
     ctx = select_contexts(split, "chrono-100", questions[:1])[0]
-    answers = mcq_answering.parse(respond(mcq_answering.build_messages(doc.personality_id, ctx, items)),
+    answers = mcq_answering.parse(respond(mcq_answering.build_messages(doc.personality_id, ctx, items), mcq_answering.NAME),
                                   mcq_answering.label_sets_of(items))
     assert len(answers.answers) == len(items)
 
@@ -144,15 +145,15 @@ def test_sample_corpus_prompts_are_all_answered_validly() -> None:
 # --- behaviour of the baseline ----------------------------------------------------------------
 
 def test_generation_picks_the_best_overlapping_example() -> None:
-    out = respond(generation.build_messages("P1", "And your first job, what was it?", Ctx(None, EXAMPLES)))
+    out = respond(generation.build_messages("P1", "And your first job, what was it?", Ctx(None, EXAMPLES)), generation.NAME)
     assert out == EXAMPLES[1].response
 
 
 def test_generation_uses_a_profile_sentence_then_a_fallback() -> None:
     profile = "A painter from Lyon. Born in 1931 in a small village. Married twice."
-    out = respond(generation.build_messages("P1", "When were you born?", Ctx(profile, ())))
+    out = respond(generation.build_messages("P1", "When were you born?", Ctx(profile, ())), generation.NAME)
     assert out == "Born in 1931 in a small village."
-    fallback = respond(generation.build_messages("P1", "When were you born?", None))
+    fallback = respond(generation.build_messages("P1", "When were you born?", None), generation.NAME)
     assert fallback and fallback not in profile
 
 
@@ -164,11 +165,11 @@ def test_generation_uses_a_profile_sentence_then_a_fallback() -> None:
     ],
 )
 def test_content_similarity_bins_lexical_overlap(ref: str, cand: str, expected: int) -> None:
-    assert content_similarity.parse(respond(content_similarity.build_messages(ref, cand))).score == expected
+    assert content_similarity.parse(respond(content_similarity.build_messages(ref, cand), content_similarity.NAME)).score == expected
 
 
 def _cs(ref: str, cand: str) -> int:
-    return content_similarity.parse(respond(content_similarity.build_messages(ref, cand))).score
+    return content_similarity.parse(respond(content_similarity.build_messages(ref, cand), content_similarity.NAME)).score
 
 
 def test_content_similarity_grows_with_shared_content_and_uses_the_middle_scores() -> None:
@@ -200,16 +201,16 @@ def test_content_similarity_stems_inflections() -> None:
     ],
 )
 def test_factual_consistency_rules(summary: str, answer: str, label: str) -> None:
-    assert factual_consistency.parse(respond(factual_consistency.build_messages(summary, answer))).label == label
+    assert factual_consistency.parse(respond(factual_consistency.build_messages(summary, answer), factual_consistency.NAME)).label == label
 
 
 def test_fact_summary_is_extractive_round_robin_and_deduplicated() -> None:
-    r = fact_summary.parse(respond(fact_summary.build_messages("P", ["I paint. Every day.", "I paint. Still.", "Lyon is home."])))
+    r = fact_summary.parse(respond(fact_summary.build_messages("P", ["I paint. Every day.", "I paint. Still.", "Lyon is home."]), fact_summary.NAME))
     assert r.summary == "I paint. Lyon is home. Every day. Still."
 
 
 def test_fact_summary_respects_its_word_cap_leads_first() -> None:
-    from interviewsim_core.llm.offline.fact_summary import extract
+    from interviewsim_core.offline.fact_summary import extract
 
     responses = [f"Lead {i} sentence here. Detail {i} follows after." for i in range(10)]
     kept = extract(responses, max_words=50)
@@ -221,25 +222,25 @@ def test_fact_summary_respects_its_word_cap_leads_first() -> None:
 def test_personality_reads_the_lexicon() -> None:
     social = ["I love people and parties with friends.", "Talking to a crowd gives me energy, it is fun."]
     quiet = ["I stay home alone, in quiet.", "I am shy and private; solitude suits me."]
-    assert personality.parse(respond(personality.build_messages("extraversion", social))).rate == "High"
-    assert personality.parse(respond(personality.build_messages("extraversion", quiet))).rate == "Low"
-    assert personality.parse(respond(personality.build_messages("openness", ["Yes."]))).rate == "Neutral"
+    assert personality.parse(respond(personality.build_messages("extraversion", social), personality.NAME)).rate == "High"
+    assert personality.parse(respond(personality.build_messages("extraversion", quiet), personality.NAME)).rate == "Low"
+    assert personality.parse(respond(personality.build_messages("openness", ["Yes."]), personality.NAME)).rate == "Neutral"
 
 
 def test_mcq_answering_follows_context_overlap() -> None:
     item = mcq_generation.ShuffledItem(question="Where did you grow up?", labels=("A", "B", "C"),
                                        texts=("Marseille harbour", "Lyon river", "Nowhere special"),
                                        kinds=("near_miss", "correct", "opposite_negation"), correct_label="B")
-    assert respond(mcq_answering.build_messages("P", Ctx(None, EXAMPLES), [item])) == "Q1: B"
+    assert respond(mcq_answering.build_messages("P", Ctx(None, EXAMPLES), [item]), mcq_answering.NAME) == "Q1: B"
 
 
 def _shuffled(question: str, answer: str, n: int, seed: str) -> mcq_generation.ShuffledItem:
-    raw = respond(mcq_generation.build_messages(question, answer, n))
+    raw = respond(mcq_generation.build_messages(question, answer, n), mcq_generation.NAME)
     return mcq_generation.shuffle_item(mcq_generation.parse(raw, question, answer, n), seed)
 
 
 def _chosen_kind(item: mcq_generation.ShuffledItem, ctx: Ctx | None) -> str:
-    label = respond(mcq_answering.build_messages("P", ctx, [item])).split(": ")[1]
+    label = respond(mcq_answering.build_messages("P", ctx, [item]), mcq_answering.NAME).split(": ")[1]
     return item.kinds[item.labels.index(label)]
 
 
@@ -258,8 +259,8 @@ def test_mcq_answering_prefers_the_detail_the_context_supports_over_a_near_miss(
 
 
 def test_near_miss_changes_one_detail_and_never_only_adds_words() -> None:
-    from interviewsim_core.llm.offline._text import content_stems
-    from interviewsim_core.llm.offline.mcq_generation import near_miss
+    from interviewsim_core.offline._text import content_stems
+    from interviewsim_core.offline.mcq_generation import near_miss
 
     for text in ("Thirty-four, this autumn.", "2380, in 2008.", "Every Monday, the dashboard.", "Water.",
                  "I cringe at that younger me.", "We moved everything online, which I dreaded."):
@@ -272,9 +273,9 @@ def _sample_items() -> tuple[list, list]:
     split = split_personality(doc)
     items, sources = [], []
     for p in split.test_pairs:
-        atom = atomic_item.parse(respond(atomic_item.build_messages(p.question, p.response)))
+        atom = atomic_item.parse(respond(atomic_item.build_messages(p.question, p.response), atomic_item.NAME))
         for n in (3, 4):
-            gen = mcq_generation.parse(respond(mcq_generation.build_messages(atom.question, atom.answer, n)),
+            gen = mcq_generation.parse(respond(mcq_generation.build_messages(atom.question, atom.answer, n), mcq_generation.NAME),
                                        atom.question, atom.answer, n)
             items.append(mcq_generation.shuffle_item(gen, f"0:{p.qa_id}#{n}"))
             sources.append(p)
@@ -283,7 +284,7 @@ def _sample_items() -> tuple[list, list]:
 
 def test_mcq_answering_without_context_is_not_biased_to_a_role() -> None:
     items, _ = _sample_items()
-    answers = mcq_answering.parse(respond(mcq_answering.build_messages("P", None, items)),
+    answers = mcq_answering.parse(respond(mcq_answering.build_messages("P", None, items), mcq_answering.NAME),
                                   mcq_answering.label_sets_of(items)).answers
     kinds = [it.kinds[it.labels.index(a)] for it, a in zip(items, answers)]
     share = {k: kinds.count(k) / len(kinds) for k in set(kinds)}
@@ -294,7 +295,7 @@ def test_mcq_answering_without_context_is_not_biased_to_a_role() -> None:
 def test_mcq_answering_is_well_above_chance_when_the_context_holds_the_source() -> None:
     items, sources = _sample_items()
     ctx = Ctx(None, tuple(Pair(p.question, p.response) for p in sources[::2]))
-    answers = mcq_answering.parse(respond(mcq_answering.build_messages("P", ctx, items)),
+    answers = mcq_answering.parse(respond(mcq_answering.build_messages("P", ctx, items), mcq_answering.NAME),
                                   mcq_answering.label_sets_of(items)).answers
     accuracy = sum(a == it.correct_label for it, a in zip(items, answers)) / len(items)
     assert accuracy >= 0.6, accuracy
@@ -309,47 +310,56 @@ def test_offline_generated_items_stay_valid_and_distinct_on_the_sample() -> None
 def test_factual_consistency_ignores_an_unrelated_negated_clause() -> None:
     summary = "Fourteen lorries, one harvest. She runs the cooperative."
     answer = "The cooperative has fourteen lorries and one harvest. No contract, just a handshake."
-    assert factual_consistency.parse(respond(factual_consistency.build_messages(summary, answer))).label != "Contradiction"
+    assert factual_consistency.parse(respond(factual_consistency.build_messages(summary, answer), factual_consistency.NAME)).label != "Contradiction"
 
 
 def test_generation_fallback_carries_no_personality_cue() -> None:
-    from interviewsim_core.llm.offline.generation import FALLBACK
+    from interviewsim_core.offline.generation import FALLBACK
 
     for trait in personality.TRAITS:
-        assert personality.parse(respond(personality.build_messages(trait, [FALLBACK] * 200))).rate == "Neutral"
+        assert personality.parse(respond(personality.build_messages(trait, [FALLBACK] * 200), personality.NAME)).rate == "Neutral"
 
 
 # --- dispatch -----------------------------------------------------------------------------------
 
 def test_every_contract_module_has_a_responder() -> None:
-    names = {m.__name__.rsplit(".", 1)[-1] for m in responders()}
-    assert {"generation", "content_similarity", "fact_summary", "factual_consistency", "personality",
-            "atomic_item", "mcq_generation", "mcq_answering"} <= names
+    from interviewsim_core.contracts import REGISTRY
+
+    assert set(responders()) == set(REGISTRY)
 
 
-def test_unknown_prompt_is_refused() -> None:
+def test_unknown_contract_is_refused() -> None:
     with pytest.raises(UnrecognisedPromptError):
-        respond([{"role": "user", "content": "Tell me a joke."}])
+        respond([{"role": "user", "content": "Tell me a joke."}], "jokes")
+
+
+def test_dispatch_follows_the_contract_name_not_the_prompt_text() -> None:
+    # A CS prompt asked under the atomic-item contract gets an atomic-item answer: the offline
+    # model never reads the prompt to decide which contract it is answering.
+    msgs = content_similarity.build_messages("I grew up in Lyon.", "I was raised in Lyon.")
+    with pytest.raises(ContractParseError):
+        content_similarity.parse(respond(msgs, atomic_item.NAME))
+    assert content_similarity.parse(respond(msgs, content_similarity.NAME)).score >= 1
 
 
 def test_answers_are_deterministic_and_ignore_reask_turns() -> None:
     msgs = content_similarity.build_messages("I grew up in Lyon.", "I was raised in Lyon.")
-    first = respond(msgs)
+    first = respond(msgs, content_similarity.NAME)
     reask = msgs + [{"role": "assistant", "content": "<reference>\nbananas\n</reference>"},
                     {"role": "user", "content": "Your reply broke the contract; answer again."}]
-    assert respond(reask) == first == respond(list(msgs))
+    assert respond(reask, content_similarity.NAME) == first == respond(list(msgs), content_similarity.NAME)
     assert prompt_text(reask) == prompt_text(msgs)
 
 
 def test_quoted_marker_in_content_does_not_hijack_dispatch() -> None:
     msgs = content_similarity.build_messages(atomic_item.MARKER + " quoted", "plain words")
-    json.loads(respond(msgs))  # answered as CS (JSON), not as an atomic item
+    json.loads(respond(msgs, content_similarity.NAME))  # answered as CS (JSON), not as an atomic item
 
 
 def test_content_parts_shape_is_read() -> None:
     msgs = content_similarity.build_messages("I grew up in Lyon.", "I grew up in Lyon.")
     parts = [{"role": m["role"], "content": [{"type": "text", "text": m["content"]}]} for m in msgs]
-    assert respond(parts) == respond(msgs)
+    assert respond(parts, content_similarity.NAME) == respond(msgs, content_similarity.NAME)
 
 
 def test_mcq_answering_reads_a_multi_paragraph_profile() -> None:
@@ -357,4 +367,4 @@ def test_mcq_answering_reads_a_multi_paragraph_profile() -> None:
                                        texts=("Marseille harbour", "Nowhere special", "Lyon river"),
                                        kinds=("near_miss", "opposite_negation", "correct"), correct_label="C")
     ctx = Ctx("A painter.\n\nShe grew up by the Lyon river.", ())
-    assert respond(mcq_answering.build_messages("P", ctx, [item])) == "Q1: C"
+    assert respond(mcq_answering.build_messages("P", ctx, [item]), mcq_answering.NAME) == "Q1: C"

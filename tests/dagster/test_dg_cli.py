@@ -154,3 +154,119 @@ def test_ui_leaves_a_data_root_set_in_the_config_file_alone(tmp_path, monkeypatc
     monkeypatch.delenv("INTERVIEWSIM_DATA_ROOT", raising=False)
     seen = _ui(monkeypatch)
     assert "INTERVIEWSIM_DATA_ROOT" not in seen["env"]
+
+
+# --- issue 10: stale personalities, unregister, exit codes, real reasons -------------------------------
+
+OFFLINE = ["--generator", "offline/extractive", "--judges", "offline/extractive",
+           "--builder", "offline/extractive", "--premise-judge", "offline/extractive"]
+
+
+def _run_cli(args, home, monkeypatch):
+    from interviewsim_cli import app
+
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.delenv("INTERVIEWSIM_CONFIG", raising=False)
+    return CliRunner().invoke(app, args)
+
+
+def test_a_stale_personality_is_skipped_with_a_warning_and_can_be_unregistered(tiny_corpus, tmp_path, monkeypatch):
+    """Registered earlier, gone from the corpus now: the others still run (was: KeyError for everyone)."""
+    import shutil
+
+    home, data = tmp_path / "home", tmp_path / "data"
+    assert _run_cli(["register", "--corpus", str(tiny_corpus)], home, monkeypatch).exit_code == 0
+    shutil.rmtree(tiny_corpus / "TINY_BRISK")
+    result = _run_cli(["run", "--corpus", str(tiny_corpus), "--data-root", str(data), "--methods", "simple",
+                       "--assets", "heldout_split", *OFFLINE], home, monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert "skipped personality 'TINY_BRISK'" in result.output
+    assert "interviewsim unregister TINY_BRISK" in result.output
+    assert partition_path(data, "heldout_split", "TINY_ALDER").is_file()
+
+    result = _run_cli(["unregister", "TINY_BRISK", "NOBODY"], home, monkeypatch)
+    assert result.exit_code == 1 and "unregistered: TINY_BRISK" in result.output and "'NOBODY'" in result.output
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert instance.get_dynamic_partitions("personality") == ["TINY_ALDER"]
+    result = _run_cli(["unregister", "--not-in", str(tmp_path / "elsewhere")], home, monkeypatch)
+    assert result.exit_code == 0 and "unregistered: TINY_ALDER" in result.output
+
+
+def test_an_empty_or_missing_corpus_prints_the_real_reason(tmp_path, monkeypatch):
+    from interviewsim_cli.outcome import EXIT_INPUT_REFUSED
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for corpus, rule in ((empty, "[no-documents]"), (tmp_path / "missing", "[not-found]")):
+        result = _run_cli(["run", "--corpus", str(corpus), "--data-root", str(tmp_path / "d"), *OFFLINE],
+                          tmp_path / "home", monkeypatch)
+        assert result.exit_code == EXIT_INPUT_REFUSED, result.output
+        assert rule in result.output and str(corpus) in result.output
+        assert "register --corpus DIR` first" not in result.output
+
+
+def test_refused_files_make_run_exit_non_zero_after_running_the_valid_ones(tiny_corpus, tmp_path, monkeypatch):
+    from interviewsim_cli.outcome import EXIT_INPUT_REFUSED
+
+    (tiny_corpus / "TINY_BROKEN").mkdir()
+    (tiny_corpus / "TINY_BROKEN" / "prepared_input.json").write_text("{", encoding="utf-8")
+    data = tmp_path / "data"
+    result = _run_cli(["run", "--corpus", str(tiny_corpus), "--data-root", str(data), "--methods", "simple",
+                       "--assets", "heldout_split", *OFFLINE], tmp_path / "home", monkeypatch)
+    assert result.exit_code == EXIT_INPUT_REFUSED, result.output
+    assert "[invalid-json]" in result.output and "refused: 1 corpus problem" in result.output
+    assert f"exit code {EXIT_INPUT_REFUSED}" in result.output
+    assert partition_path(data, "heldout_split", "TINY_ALDER").is_file()
+
+
+def test_invalid_outputs_above_the_threshold_exit_6_and_are_counted(tiny_corpus, tmp_path, monkeypatch):
+    from interviewsim_cli.outcome import EXIT_INVALID_OUTPUTS
+    from interviewsim_core.llm.faults import FaultSpec
+    from interviewsim_core.llm.gateway import Gateway
+    from interviewsim_dagster import resources
+
+    monkeypatch.setattr(resources, "_gateway_for", lambda *_a: Gateway(cache=None, faults=FaultSpec(malformed_rate=1.0)))
+    result = _run_cli(["run", "--corpus", str(tiny_corpus), "--data-root", str(tmp_path / "data"), "--methods",
+                       "simple", "--assets", "heldout_split,atomic_items", *OFFLINE], tmp_path / "home", monkeypatch)
+    assert result.exit_code == EXIT_INVALID_OUTPUTS, result.output
+    assert "atomic_items: " in result.output and " invalid of " in result.output
+    assert "check failed: atomic_items:invalid_output_rate_under_threshold" in result.output
+
+
+def test_a_failed_asset_check_exits_5(tiny_corpus, tmp_path, monkeypatch):
+    from interviewsim_cli.outcome import EXIT_CHECKS_FAILED
+    from interviewsim_core.pipeline import generation
+
+    real = generation.assemble_generations
+    monkeypatch.setattr(generation, "assemble_generations", lambda planned, results: real(planned, results).iloc[1:])
+    result = _run_cli(["run", "--corpus", str(tiny_corpus), "--data-root", str(tmp_path / "data"), "--methods",
+                       "simple", "--personalities", "TINY_ALDER", "--assets", "heldout_split,generations", *OFFLINE],
+                      tmp_path / "home", monkeypatch)
+    assert result.exit_code == EXIT_CHECKS_FAILED, result.output
+    assert "check failed: generations:one_generation_per_heldout_question" in result.output
+
+
+def test_an_unwritable_data_root_or_cache_is_one_line_naming_the_path(tiny_corpus, tmp_path, monkeypatch):
+    import os
+
+    from interviewsim_cli.outcome import EXIT_ENVIRONMENT
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    cases = [["--data-root", str(blocker / "data")]]
+    cache_dir = tmp_path / "ro_cache"
+    cache_dir.mkdir()
+    config = tmp_path / "c.yaml"
+    config.write_text(f"cache_path: {cache_dir / 'llm.sqlite'}\n")
+    if os.geteuid() != 0:  # root ignores permission bits
+        cache_dir.chmod(0o500)
+        cases.append(["--data-root", str(tmp_path / "ok"), "--config", str(config)])
+    try:
+        for extra in cases:
+            result = _run_cli(["run", "--corpus", str(tiny_corpus), *extra, *OFFLINE], tmp_path / "home", monkeypatch)
+            assert result.exit_code == EXIT_ENVIRONMENT, result.output
+            assert "Traceback" not in result.output
+            [line] = [ln for ln in result.output.splitlines() if "is not writable" in ln]
+            assert str(blocker) in line or str(cache_dir) in line
+    finally:
+        cache_dir.chmod(0o700)

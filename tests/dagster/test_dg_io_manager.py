@@ -66,3 +66,51 @@ def test_missing_upstream_partition_fails_unless_allowed(tmp_path):
     lenient = dg.build_input_context(asset_key=dg.AssetKey("fact_summary"), asset_partitions_def=pdef,
                                      asset_partition_key_range=rng, definition_metadata={ALLOW_MISSING: True})
     assert set(io.load_input(lenient)) == {"P1"}
+
+
+def test_temp_files_of_a_killed_writer_are_removed_at_the_next_write(tmp_path):
+    """A SIGKILL between temp creation and rename leaves ``.X.parquet.*.tmp``; the next write of X removes it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import pandas as pd
+
+    from interviewsim_core.pipeline.storage import partition_path, write_frame
+
+    target = partition_path(tmp_path, "heldout_split", "P1")
+    # A real writer, killed while it holds its temp file open (its write callback never returns).
+    code = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from interviewsim_core.atomic_files import atomic_write\n"
+        "def hang(fh):\n"
+        "    fh.write(b'half a parquet file'); fh.flush(); print('writing', flush=True); time.sleep(600)\n"
+        "atomic_write(Path(sys.argv[1]), hang)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(target)], stdout=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        assert proc.stdout.readline().strip() == b"writing"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    leftovers = list(target.parent.glob(f".{target.name}.*.tmp"))
+    assert len(leftovers) == 1
+    # An old-style temp of unknown owner, recent: may belong to a live writer elsewhere, so it stays.
+    foreign = target.parent / f".{target.name}.abc123.tmp"
+    foreign.write_bytes(b"x")
+    old_foreign = target.parent / f".{target.name}.zz9.tmp"
+    old_foreign.write_bytes(b"x")
+    os.utime(old_foreign, (time.time() - 7200, time.time() - 7200))
+    other_file = target.parent / f".{target.name}x.1.tmp"  # another partition's temp: not this write's business
+    other_file.write_bytes(b"x")
+
+    df = pd.DataFrame({"personality_id": ["P1"], "qa_id": ["Q"], "partition": ["train"], "interview_id": ["I"],
+                       "sequence": [1], "position": [0], "order": [0], "question": ["q"], "response": ["r"], "tags": [[]]})
+    write_frame(df, "heldout_split", target)
+    assert target.is_file()
+    assert not leftovers[0].exists() and not old_foreign.exists()
+    assert foreign.exists() and other_file.exists()

@@ -29,3 +29,81 @@ def test_pool_names_match_the_documented_scheme(tiny_corpus, tmp_path):
     assert '"llm_anthropic_openai"' in doc
     assert "dagster instance concurrency set llm_openai" in doc
     assert "dagster instance concurrency set llm_anthropic_openai" in doc
+
+
+def test_a_sigkilled_run_does_not_hold_its_pool_slot_and_waiting_is_reported(tiny_corpus, tmp_path, monkeypatch):
+    """With a pool limit of 1, a run killed while holding the slot used to block every later run (0 calls, no word)."""
+    import os
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from typer.testing import CliRunner
+
+    from interviewsim_cli import app
+    from interviewsim_dagster.slots import SlotWatcher
+
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copyfile(REPO / "dagster.yaml", home / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.delenv("INTERVIEWSIM_CONFIG", raising=False)
+    args = ["run", "--corpus", str(tiny_corpus), "--data-root", str(tmp_path / "data"), "--methods", "simple",
+            "--personalities", "TINY_ALDER", "--assets", "heldout_split,atomic_items",
+            "--generator", "offline/extractive", "--judges", "offline/extractive", "--builder", "offline/extractive",
+            "--premise-judge", "offline/extractive"]
+    with dg.DagsterInstance.get() as instance:  # `dagster instance concurrency set llm_offline 1`
+        instance.event_log_storage.set_concurrency_slots("llm_offline", 1)
+    # A run that hangs inside its model-calling step (holding the llm_offline slot), then is SIGKILLed.
+    script = (
+        "import sys, time\n"
+        "from interviewsim_dagster import batching\n"
+        "batching.run_calls = lambda *a, **k: time.sleep(600)\n"
+        "from interviewsim_cli import app\n"
+        "app(sys.argv[1:])\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        with dg.DagsterInstance.get() as instance:
+            deadline = time.monotonic() + 120
+            while not instance.event_log_storage.get_concurrency_info("llm_offline").claimed_slots:
+                assert proc.poll() is None and time.monotonic() < deadline, "the first run never took the slot"
+                time.sleep(0.5)
+            assert SlotWatcher(instance, print).poll() == []  # no run of this process waits
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    with dg.DagsterInstance.get() as instance:
+        assert instance.event_log_storage.get_concurrency_info("llm_offline").claimed_slots  # still held by the dead run
+        [killed] = instance.get_runs(filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED]))
+
+    started = time.monotonic()
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert f"run {killed.run_id[:8]}" in result.output and "is gone: marked failed" in result.output
+    assert "pool slots are freed" in result.output
+    assert time.monotonic() - started < 100
+    with dg.DagsterInstance.get() as instance:
+        assert instance.get_run_by_id(killed.run_id).status == dg.DagsterRunStatus.FAILURE
+        assert not instance.event_log_storage.get_concurrency_info("llm_offline").claimed_slots
+
+
+def test_a_run_waiting_for_a_slot_says_so(tiny_corpus, tmp_path, monkeypatch):
+    """A live run holds the only slot: the next run's output names the pool and the holder while it waits."""
+    from interviewsim_dagster import slots
+
+    with dg.instance_for_test(overrides={"concurrency": {"pools": {"granularity": "op"}}}) as instance:
+        storage = instance.event_log_storage
+        storage.set_concurrency_slots("llm_offline", 1)
+        assert storage.claim_concurrency_slot("llm_offline", "holder-run-0001", "atomic_items").is_claimed
+        mine = instance.add_run(dg.DagsterRun(job_name="personality_assets", run_id="mine-run-0001",
+                                              status=dg.DagsterRunStatus.STARTED, tags=slots.owner_tags()))
+        assert not storage.claim_concurrency_slot("llm_offline", mine.run_id, "atomic_items").is_claimed
+        reported: list[str] = []
+        lines = slots.SlotWatcher(instance, reported.append).poll()
+        assert lines == reported and len(lines) == 1
+        assert "waiting for a slot in pool llm_offline (limit 1; held by run(s) holder-r" in lines[0]
+        assert "atomic_items" in lines[0]

@@ -69,3 +69,31 @@ def test_register_command_adds_partitions_and_reports_invalid_files(tiny_corpus,
     assert (home / "dagster.yaml").is_file()  # the CLI set the instance up from the repo's dagster.yaml
     with dg.DagsterInstance.from_config(str(home)) as instance:
         assert sorted(instance.get_dynamic_partitions("personality")) == sorted(PEOPLE)
+
+
+def test_malformed_fixture_corpus_registers_only_the_valid_files_and_writes_nothing_for_the_rest(tmp_path, monkeypatch):
+    """tests/fixtures/malformed: 50+ refused files beside valid ones; run evaluates only the valid ones (exit 4)."""
+    import unicodedata
+    from pathlib import Path
+
+    from interviewsim_cli import app
+    from interviewsim_cli.outcome import EXIT_INPUT_REFUSED
+    from interviewsim_core.pipeline.storage import read_frame
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "malformed"
+    expected = json.loads((fixtures / "expected.json").read_text(encoding="utf-8"))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    data = tmp_path / "data"
+    result = CliRunner().invoke(app, [
+        "run", "--corpus", str(fixtures), "--data-root", str(data), "--methods", "simple", "--assets", "heldout_split",
+        "--generator", "offline/extractive", "--judges", "offline/extractive", "--builder", "offline/extractive",
+        "--premise-judge", "offline/extractive",
+    ])
+    assert result.exit_code == EXIT_INPUT_REFUSED, result.output
+    for folder, (path, rule) in expected.items():
+        assert any(folder in line and f": {path}: [{rule}]" in line for line in result.output.splitlines()), folder
+    valid = {"valid_plain", "valid_rtl", "valid/slash", unicodedata.normalize("NFC", "Zoë_Valid")}
+    with dg.DagsterInstance.from_config(str(tmp_path / "home")) as instance:
+        assert set(instance.get_dynamic_partitions("personality")) == valid
+    written = {read_frame(f)["personality_id"].iloc[0] for f in (data / "heldout_split").glob("*.parquet")}
+    assert written == valid

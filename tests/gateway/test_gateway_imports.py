@@ -11,11 +11,23 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_import_does_not_pull_litellm_or_dagster():
     code = ("import sys, interviewsim_core.llm, interviewsim_core.llm.gateway, interviewsim_core.embeddings.litellm_embedder, "
-            "interviewsim_core.llm.offline_provider, interviewsim_core.llm.testing; "
+            "interviewsim_core.offline, interviewsim_core.llm.testing; "
             "print(sorted(m for m in ('litellm', 'dagster', 'openai') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_the_model_layer_knows_no_prompt():
+    """The gateway imports no contract and no offline responder; the offline package plugs in."""
+    code = ("import sys, interviewsim_core.llm, interviewsim_core.llm.gateway, interviewsim_core.llm.transport; "
+            "print(sorted(m for m in sys.modules if m.startswith(('interviewsim_core.contracts', "
+            "'interviewsim_core.offline'))))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+    for name in ("gateway.py", "transport.py", "cache.py", "types.py"):
+        assert '"offline' not in (REPO / "interviewsim_core" / "llm" / name).read_text(), name
 
 
 def test_offline_call_as_a_library_never_asks_for_the_remote_cost_map():

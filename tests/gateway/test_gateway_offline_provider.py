@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from scripted_model import parse_score, scripted_reply, toy_request
 
-from interviewsim_core.llm import offline_provider
+from interviewsim_core.offline import provider as offline_provider
 from interviewsim_core.llm.cache import SqliteCache
 from interviewsim_core.llm.faults import MALFORMED_TEXT, FaultSpec, draw_fault
 from interviewsim_core.llm.gateway import Gateway
@@ -19,7 +19,7 @@ OFFLINE = ModelConfig(model="offline/extractive", max_retries=6, max_total_wait_
 def scripted_offline(monkeypatch: pytest.MonkeyPatch):
     """Swap the product's answers for the scripted toy model (the test's contract is not a product one)."""
     handler = offline_provider.get_handler()
-    monkeypatch.setattr(handler, "responder", scripted_reply)
+    monkeypatch.setattr(handler, "responder", lambda messages, contract: scripted_reply(messages))
     return handler
 
 
@@ -33,7 +33,8 @@ def test_registration_is_idempotent():
 async def test_offline_model_answers_through_litellm_acompletion(scripted_offline):
     litellm = litellm_module()
     response = await litellm.acompletion(model="offline/extractive",
-                                         messages=[{"role": "user", "content": "three plain words"}])
+                                         messages=[{"role": "user", "content": "three plain words"}],
+                                         metadata={offline_provider.CONTRACT_KEY: "toy"})
     assert response.choices[0].message.content == scripted_reply([{"role": "user", "content": "three plain words"}])
     assert response.usage.prompt_tokens == 3 and response.usage.completion_tokens == 2
 
@@ -53,10 +54,26 @@ def test_gateway_with_real_offline_answers_a_product_contract(tmp_path):
     assert again.cache_hits == 1 and again.value == res.value
 
 
-def test_unknown_prompt_fails_at_once_without_retries():
+def test_unknown_contract_fails_at_once_without_retries():
     (res,) = Gateway().run(OFFLINE, [CallRequest(messages=({"role": "user", "content": "hello"},),
                                                  contract="none", contract_version="1")])
     assert res.status == "failed" and res.calls_made == 1 and "400" in res.error
+
+
+def test_the_contract_name_reaches_the_responder(monkeypatch: pytest.MonkeyPatch):
+    seen = []
+    handler = offline_provider.get_handler()
+    monkeypatch.setattr(handler, "responder", lambda messages, contract: seen.append(contract) or "ok")
+    (res,) = Gateway().run(OFFLINE, [CallRequest(messages=({"role": "user", "content": "no marker here"},),
+                                                 contract="content_similarity", contract_version="1")])
+    assert res.status == "ok" and seen == ["content_similarity"]
+
+
+async def test_a_direct_litellm_call_without_contract_is_refused():
+    litellm = litellm_module()
+    offline_provider.register()
+    with pytest.raises(litellm.BadRequestError):
+        await litellm.acompletion(model="offline/extractive", messages=[{"role": "user", "content": "hi"}])
 
 
 def test_fault_draws_are_deterministic_and_near_their_rates():

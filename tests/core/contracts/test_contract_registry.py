@@ -47,7 +47,7 @@ def test_premise_adapters_delegate_to_the_premise_parsers() -> None:
 
 
 def test_importing_contracts_pulls_in_neither_dagster_nor_litellm() -> None:
-    code = "import sys, interviewsim_core.contracts, interviewsim_core.llm.offline as o; o.responders(); " \
+    code = "import sys, interviewsim_core.contracts, interviewsim_core.offline as o; o.responders(); " \
            "print('dagster' in sys.modules, 'litellm' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False False"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from fakes import offline_reply
 
-from interviewsim_core.llm.offline import respond
 from interviewsim_core.llm.testing import FakeOpenAIServer, FakeServerConfig
 from interviewsim_core.llm.transport import litellm_module
 from interviewsim_core.pipeline.config import EvalConfig
@@ -22,7 +22,7 @@ def _tokens(text: str) -> int:
 @pytest.fixture()
 def server():
     # Valid answers for every contract (the offline model's), token counts by the model's tokenizer.
-    cfg = FakeServerConfig(reply=lambda messages: respond(messages), count_tokens=_tokens)
+    cfg = FakeServerConfig(reply=offline_reply, count_tokens=_tokens)
     with FakeOpenAIServer(cfg) as srv:
         yield srv
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from fakes import offline_reply
 
-from interviewsim_core.llm.offline import respond
 from interviewsim_core.llm.testing import FakeOpenAIServer, FakeServerConfig
 from interviewsim_core.sample_corpus import SAMPLE_CORPUS_DIR
 
@@ -88,7 +88,7 @@ def test_killed_run_resumes_without_repeating_completed_calls(tmp_path: Path) ->
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / PERSONALITY).symlink_to(SAMPLE_CORPUS_DIR / PERSONALITY, target_is_directory=True)
-    config = FakeServerConfig(latency_s=0.01, reply=lambda messages: respond(messages))
+    config = FakeServerConfig(latency_s=0.01, reply=offline_reply)
     with FakeOpenAIServer(config) as server:
         total = _run_child(corpus, tmp_path / "reference", server)
         assert total > 100  # enough calls for a mid-run kill to mean something

@@ -75,7 +75,9 @@ def test_nullable_ints_lists_and_round_trip(tmp_path):
 def test_partition_paths():
     assert partition_path("r", "fact_summary", "P1").as_posix() == "r/fact_summary/P1.parquet"
     assert partition_path("r", "leaderboard").as_posix() == "r/leaderboard.parquet"
-    assert partition_path("r", "generations", "../x", "a/b").as_posix() == "r/generations/.._x/a_b.parquet"
+    escaped = partition_path("r", "generations", "../x", "a/b")  # unsafe ids: slug + hash, never outside the root
+    assert escaped.parent.parent.as_posix() == "r/generations" and ".." not in escaped.parts
+    assert escaped.parent.name.startswith("_x~") and escaped.name.startswith("a_b~")
     with pytest.raises(ValueError):
         partition_path("r", "generations", "P1")
     with pytest.raises(ValueError):

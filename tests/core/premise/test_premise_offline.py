@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from interviewsim_core.contracts import premise as c
-from interviewsim_core.llm.offline import premise as offline
-from interviewsim_core.llm.offline import respond
+from interviewsim_core.offline import premise as offline
+from interviewsim_core.offline import respond
 
 WINDOW = [
     c.WindowMessage(speaker="interviewer", time="interview NEWSCONF_X_1961-01-25_01, sequence 1", text="Will it pass?"),
@@ -19,15 +19,13 @@ WINDOW = [
 
 
 def _both(statement: str, window=WINDOW, peer="NEWSCONF_X"):
-    p1 = c.parse_pass1(respond(c.build_pass1_messages(statement)))
-    p2 = c.parse_pass2(respond(c.build_pass2_messages(statement, p1.to_json(), peer, window, window_note="Note.")))
+    p1 = c.parse_pass1(respond(c.build_pass1_messages(statement), c.PASS1_NAME))
+    p2 = c.parse_pass2(respond(c.build_pass2_messages(statement, p1.to_json(), peer, window, window_note="Note."), c.PASS2_NAME))
     return p1, p2
 
 
-def test_detects_only_premise_prompts():
-    assert offline.detects(c.build_pass1_messages("x")[0]["content"])
-    assert offline.detects(c.build_pass2_messages("x", "{}", "p", [])[0]["content"])
-    assert not offline.detects("## InterviewSim task: evaluation fact summary\n...")
+def test_answers_both_premise_passes_by_contract_name():
+    assert set(offline.RESPONDS) == {c.PASS1_NAME, c.PASS2_NAME}
 
 
 def test_worked_examples_read_sensibly():
@@ -73,9 +71,9 @@ _text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_si
 @given(statement=_text, peer=_text, texts=st.lists(st.tuples(_text, _text), max_size=3))
 def test_offline_answers_always_parse_and_are_deterministic(statement, peer, texts):
     window = [c.WindowMessage(speaker="s", time=t or "t", text=x) for t, x in texts]
-    raw1 = respond(c.build_pass1_messages(statement))
+    raw1 = respond(c.build_pass1_messages(statement), c.PASS1_NAME)
     p1 = c.parse_pass1(raw1)
-    assert respond(c.build_pass1_messages(statement)) == raw1
-    raw2 = respond(c.build_pass2_messages(statement, p1.to_json(), peer, window))
+    assert respond(c.build_pass1_messages(statement), c.PASS1_NAME) == raw1
+    raw2 = respond(c.build_pass2_messages(statement, p1.to_json(), peer, window), c.PASS2_NAME)
     c.parse_pass2(raw2)
-    assert json.loads(raw2) == json.loads(respond(c.build_pass2_messages(statement, p1.to_json(), peer, window)))
+    assert json.loads(raw2) == json.loads(respond(c.build_pass2_messages(statement, p1.to_json(), peer, window), c.PASS2_NAME))

@@ -1,0 +1,225 @@
+"""What ``interviewsim run`` tells the shell: one exit code that tells the truth, and a summary.
+
+A run that "succeeded" while corpus files were refused, judges answered garbage or checks failed
+must not look like a clean run to a script (``interviewsim run && publish``). The codes, documented
+in README "Troubleshooting", are ordered by severity; when several apply the smallest wins:
+
+====  =====================================================================================
+0     everything ran; no file refused, every check passed
+1     a Dagster run (a step) failed; later runs were not started
+2     usage or configuration error (bad flag, unknown method or personality, bad config file)
+3     environment: a path that must be written or read cannot be (data root, cache, DAGSTER_HOME)
+4     input refused: corpus files break INPUT_SCHEMA.md (the valid ones ran) or none is valid
+5     an asset check failed (other than the invalid-output rate)
+6     failed or invalid model outputs above ``invalid_rate_threshold`` in some table
+====  =====================================================================================
+
+The row counts come from the Parquet partitions the run covered (the state users will read), not
+from Dagster events, so they hold for a run that resumed from cached or earlier results too.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+EXIT_OK = 0
+EXIT_RUN_FAILED = 1
+EXIT_USAGE = 2
+EXIT_ENVIRONMENT = 3
+EXIT_INPUT_REFUSED = 4
+EXIT_CHECKS_FAILED = 5
+EXIT_INVALID_OUTPUTS = 6
+
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "everything ran; no file refused, every check passed",
+    EXIT_RUN_FAILED: "a Dagster run (a step) failed",
+    EXIT_USAGE: "usage or configuration error",
+    EXIT_ENVIRONMENT: "a path cannot be written or read (data root, cache, DAGSTER_HOME)",
+    EXIT_INPUT_REFUSED: "corpus files refused (INPUT_SCHEMA.md) or no valid personality",
+    EXIT_CHECKS_FAILED: "an asset check failed",
+    EXIT_INVALID_OUTPUTS: "failed/invalid model outputs above invalid_rate_threshold",
+}
+
+INVALID_RATE_CHECK = "invalid_output_rate_under_threshold"
+"""The check whose failure means "too many failed/invalid rows" (exit 6), not "a check failed" (5)."""
+
+
+@dataclass
+class RunSummary:
+    """Everything the end-of-run summary reports; ``exit_code`` folds it into one number."""
+
+    refused: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    runs_planned: int = 0
+    runs_ok: int = 0
+    run_failed: bool = False
+    checks_failed: list[str] = field(default_factory=list)
+    rate_checks_failed: list[str] = field(default_factory=list)
+    statuses: dict[str, Counter] = field(default_factory=dict)
+    threshold: float = 0.0
+
+    def over_threshold(self) -> dict[str, float]:
+        """Tables whose share of non-ok model outputs exceeds the threshold, with that share."""
+        out: dict[str, float] = {}
+        for table, counts in sorted(self.statuses.items()):
+            total = sum(counts.values())
+            bad = total - counts.get("ok", 0)
+            if total and bad / total > self.threshold:
+                out[table] = bad / total
+        return out
+
+    def exit_code(self) -> int:
+        if self.run_failed:
+            return EXIT_RUN_FAILED
+        if self.refused:
+            return EXIT_INPUT_REFUSED
+        if self.checks_failed:
+            return EXIT_CHECKS_FAILED
+        if self.rate_checks_failed or self.over_threshold():
+            return EXIT_INVALID_OUTPUTS
+        return EXIT_OK
+
+    def lines(self) -> list[str]:
+        """The human summary, one fact per line; the last line names the exit code and its meaning."""
+        out = [f"summary: {self.runs_ok} of {self.runs_planned} Dagster run(s) succeeded"]
+        if self.refused:
+            out.append(f"  refused: {len(self.refused)} corpus problem(s) (listed above as 'not registered'); "
+                       "their personalities were not evaluated")
+        if self.stale:
+            out.append(f"  skipped: {len(self.stale)} registered personality(ies) without a valid document in "
+                       f"this corpus: {', '.join(self.stale)}")
+        totals: Counter = Counter()
+        for counts in self.statuses.values():
+            totals.update(counts)
+        if totals:
+            out.append(f"  model outputs in the covered partitions: {sum(totals.values())}: "
+                       + ", ".join(f"{totals.get(s, 0)} {s}" for s in ("ok", "invalid", "failed")))
+        for table, counts in sorted(self.statuses.items()):
+            total = sum(counts.values())
+            bad = {s: n for s, n in sorted(counts.items()) if s != "ok" and n}
+            if bad:
+                detail = ", ".join(f"{n} {s}" for s, n in bad.items())
+                out.append(f"  {table}: {detail} of {total} model output(s) "
+                           f"({sum(bad.values()) / total:.1%}; threshold {self.threshold:.1%})")
+        for name in self.checks_failed + self.rate_checks_failed:
+            out.append(f"  check failed: {name}")
+        code = self.exit_code()
+        out.append(f"exit code {code}: {EXIT_CODES[code]}")
+        return out
+
+
+def _status_columns(schema_names: Iterable[str]) -> list[str]:
+    return [c for c in schema_names if c == "status" or c.endswith("_status")]
+
+
+def status_counts(data_root: Path, personalities: Sequence[str], methods: Sequence[str]) -> dict[str, Counter]:
+    """Model-output statuses per table over the given partitions: ``{"generations": {"ok": 80, ...}}``.
+
+    Tables without a status column (splits, scores) are left out; missing partitions are skipped.
+    """
+    import pyarrow.parquet as pq
+
+    from interviewsim_core.pipeline.storage import partition_path
+    from interviewsim_core.pipeline.tables import PER_METHOD
+
+    root = Path(data_root)
+    counts: dict[str, Counter] = {}
+    if not root.is_dir():
+        return counts
+    for table_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        table = table_dir.name
+        files = ([partition_path(root, table, pid, m) for pid in personalities for m in methods]
+                 if table in PER_METHOD else [partition_path(root, table, pid) for pid in personalities])
+        for f in files:
+            if not f.is_file():
+                continue
+            try:
+                cols = _status_columns(pq.read_schema(f).names)
+                if not cols:
+                    continue
+                data = pq.read_table(f, columns=cols)
+            except (OSError, ValueError):
+                continue  # a table this summary cannot read is reported by the run itself
+            bucket = counts.setdefault(table, Counter())
+            for c in cols:
+                bucket.update(v for v in data.column(c).to_pylist() if v is not None)
+    return counts
+
+
+def summarise(outcomes, n_planned: int, refused: Sequence[str], stale: Sequence[str],
+              data_root: Path, personalities: Sequence[str], methods: Sequence[str],
+              threshold: float) -> RunSummary:
+    """Fold the launch outcomes (``launch.RunOutcome``), refused files and table statuses into one summary."""
+    failed_checks = [c for o in outcomes for c in o.checks_failed]
+    return RunSummary(
+        refused=list(refused), stale=list(stale), runs_planned=n_planned,
+        runs_ok=sum(1 for o in outcomes if o.success),
+        run_failed=len(outcomes) < n_planned or not all(o.success for o in outcomes),
+        checks_failed=[c for c in failed_checks if not c.endswith(f":{INVALID_RATE_CHECK}")],
+        rate_checks_failed=[c for c in failed_checks if c.endswith(f":{INVALID_RATE_CHECK}")],
+        statuses=status_counts(data_root, personalities, methods),
+        threshold=threshold,
+    )
+
+
+def runnable(reg, personalities: Sequence[str] | None, warn) -> list[str] | None:
+    """The personalities a run may evaluate: asked for (or all registered), minus stale ones.
+
+    A personality registered earlier (another corpus on the shared instance, or a file since broken
+    or removed) has no valid document now; evaluating it would fail every run it shares, so it is
+    skipped with a warning naming it. None when nothing is left to evaluate.
+    """
+    stale = set(reg.stale)
+    wanted = list(personalities) if personalities else [*reg.known, *reg.added]
+    for pid in reg.stale:
+        if not personalities or pid in personalities:
+            warn(f"warning: skipped personality {pid!r}: registered on this Dagster instance but without a valid "
+                 f"document in this corpus (`interviewsim unregister {pid}` removes it)")
+    chosen = [p for p in wanted if p not in stale]
+    return chosen or None
+
+
+def _unwritable_dir(folder: Path) -> str | None:
+    """Why files cannot be created in ``folder`` (created when missing), or None when they can."""
+    import errno
+    import os
+    import tempfile
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".interviewsim-write-probe.", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        reason = exc.strerror or errno.errorcode.get(exc.errno or 0, "") or str(exc)
+        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(folder) else ""
+        return f"{reason}{where}"
+    return None
+
+
+def unwritable_paths(folders: dict[str, Path], files: dict[str, Path] | None = None) -> list[str]:
+    """One line per path a run must write but cannot: ``data root /x is not writable: Permission denied``.
+
+    Checked before anything starts, so a read-only data root, cache or Dagster home costs one clear
+    line (and exit 3) instead of a step traceback or SQLite's ``unable to open database file`` without
+    the file. A file (the SQLite cache) is checked through its folder, since SQLite writes its journal
+    beside it, and itself when it exists.
+    """
+    import os
+
+    problems: list[str] = []
+    failed: list[Path] = []
+    for label, path, is_file in [*((k, Path(v), False) for k, v in folders.items()),
+                                 *((k, Path(v), True) for k, v in (files or {}).items())]:
+        if any(path.is_relative_to(f) for f in failed):
+            continue  # the default cache lives in the data root: one line says it all
+        reason = _unwritable_dir(path.parent if is_file else path)
+        if reason is None and is_file and path.exists() and not os.access(path, os.W_OK):
+            reason = "the file is read-only"
+        if reason is not None:
+            problems.append(f"{label} {path} is not writable: {reason}")
+            failed.append(path)
+    return problems

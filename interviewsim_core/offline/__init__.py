@@ -1,0 +1,86 @@
+"""The deterministic offline model: answers every InterviewSim prompt contract in a valid shape.
+
+It lives outside ``llm/`` because it is the one model that knows the prompts: the gateway only
+carries the request's contract name to it (``provider.py``, a litellm custom provider), and
+``respond(messages, contract)`` hands the prompt to the responder registered for that name. The
+prompt text is never searched for a marker to decide what was asked. Responders parse the
+template back and answer from the prompt's own content with simple lexical rules (best-overlap
+example, cosine-overlap bins calibrated on the sample corpus, extractive summaries,
+context-supported MCQ options, lexicon counts).
+
+It is a smoke-test baseline so the demo, the tests and CI run the real pipeline with no key and no
+network. Its scores say nothing about simulation quality and must never be reported as a judge.
+
+Responders are discovered, not listed: any non-private submodule with a ``RESPONDS`` mapping
+(contract name -> ``answer(prompt) -> str``) takes part; two modules claiming one name is an error.
+Importing this package registers the provider plugin with the gateway (``provider.plugin``).
+"""
+
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+from typing import Any, Callable, Mapping, Sequence
+
+
+class UnrecognisedPromptError(ValueError):
+    """No responder for the request's contract: the offline model only speaks InterviewSim's contracts."""
+
+
+@lru_cache(maxsize=1)
+def responders() -> dict[str, Callable[[str], str]]:
+    """Contract name -> answer function, from every responder submodule."""
+    table: dict[str, Callable[[str], str]] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_") or info.name == "provider":
+            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        for name, fn in dict(getattr(mod, "RESPONDS", {}) or {}).items():
+            if name in table:
+                raise RuntimeError(f"offline model: two responders claim contract {name!r}")
+            table[name] = fn
+    return table
+
+
+def _content(message: Mapping[str, Any]) -> str:
+    content = message.get("content") or ""
+    if isinstance(content, str):
+        return content
+    # OpenAI "content parts" shape: keep the text parts in order.
+    return "\n".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+
+
+def prompt_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The prompt as one string: the messages before the first assistant turn.
+
+    A re-ask appends the rejected reply and a complaint; the offline answer depends only on the
+    original prompt, which is where the contract's inputs are.
+    """
+    parts = []
+    for m in messages:
+        if m.get("role") == "assistant":
+            break
+        parts.append(_content(m))
+    return "\n\n".join(parts)
+
+
+def respond(messages: Sequence[Mapping[str, Any]], contract: str) -> str:
+    """The offline model's reply to a chat prompt asked under ``contract`` (a contract NAME).
+
+    Raises:
+        UnrecognisedPromptError: no responder answers that contract.
+    """
+    answer = responders().get(contract)
+    if answer is None:
+        raise UnrecognisedPromptError(
+            f"offline model: no responder for contract {contract!r}; known: {sorted(responders())}")
+    return answer(prompt_text(messages))
+
+
+__all__ = ["respond", "responders", "prompt_text", "UnrecognisedPromptError"]
+
+from . import provider as _provider  # noqa: E402 - registers the gateway plugin; needs respond above
+
+_provider.install()
