@@ -317,13 +317,17 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rate-limit-rate", type=float, default=0.0)
     p.add_argument("--server-error-rate", type=float, default=0.0)
     p.add_argument("--malformed-rate", type=float, default=0.0)
-    p.add_argument("--reply", choices=("echo", "offline"), default="echo",
-                   help="echo the prompt, or answer as the offline model does (valid for every contract)")
+    p.add_argument("--reply", default="echo",
+                   help="echo the prompt, or MODULE:FUNCTION, a reply(messages) -> str to import "
+                        "(the tests' offline-model stand-in: fakes:offline_reply, with tests/core/pipeline on PYTHONPATH)")
     p.add_argument("--record", default=None, help="append one JSON line per request to this file")
     a = p.parse_args(argv)
     reply = echo_reply
-    if a.reply == "offline":
-        from interviewsim_core.offline import respond as reply
+    if a.reply != "echo":
+        import importlib
+
+        module, _, name = a.reply.partition(":")
+        reply = getattr(importlib.import_module(module), name)
     cfg = FakeServerConfig(latency_s=a.latency, rate_limit_rate=a.rate_limit_rate,
                            server_error_rate=a.server_error_rate, malformed_rate=a.malformed_rate,
                            reply=reply, record_path=a.record)

@@ -89,7 +89,8 @@ def alive(pids: Iterable[int]) -> set[int]:
 
 
 class FakeModelServer:
-    """``python -m interviewsim_core.llm.testing`` answering as the offline model, recording every request."""
+    """``python -m interviewsim_core.llm.testing`` answering as the offline model (``fakes.offline_reply``),
+    recording every request."""
 
     def __init__(self, workdir: Path):
         self.record = workdir / "fake_server_requests.jsonl"
@@ -99,10 +100,11 @@ class FakeModelServer:
     def __enter__(self) -> "FakeModelServer":
         self.record.write_text("")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "interviewsim_core.llm.testing", "--latency", "0", "--reply", "offline",
+            [sys.executable, "-m", "interviewsim_core.llm.testing", "--latency", "0", "--reply", "fakes:offline_reply",
              "--record", str(self.record)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True,
-            env={**os.environ, "PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests" / "core" / "pipeline")]),
+                 "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
         )
         try:
             line = self.proc.stdout.readline()  # "PORT n" once listening; EOF if it died
