@@ -38,7 +38,7 @@ test-distributed: $(DIST_STAMP)
 	$(PY) -m pytest -q -m distributed tests/distributed
 
 bench: install
-	$(PY) -m benchmarks.run_all
+	$(PY) -m benchmarks.run_all $(BENCH_ARGS)
 
 ui: install
 	$(VENV)/bin/interviewsim ui

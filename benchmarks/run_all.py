@@ -1,7 +1,11 @@
 """`make bench`: run every benchmark in one process, one after another, each printing its own numbers.
 
-Each benchmark module exposes ``main()``; they run side by side in one invocation so that ratios
-compare measurements taken under the same machine load.
+Each benchmark module exposes ``main(argv)``; they run side by side in one invocation so that ratios
+compare measurements taken under the same machine load. Every figure with a target prints the
+target, the ratio and PASS / FAIL.
+
+Usage: ``python -m benchmarks.run_all [--quick] [NAME ...]``. ``--quick`` gives each benchmark its
+small sizes (a smoke run of the benchmarks themselves; its figures are not the reference ones).
 """
 
 from __future__ import annotations
@@ -13,18 +17,28 @@ import time
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-BENCHMARKS = ("bench_retrieval", "bench_gateway", "bench_orchestration", "bench_cache", "bench_ui")
+BENCHMARKS = ("bench_leaks", "bench_retrieval", "bench_gateway", "bench_orchestration", "bench_cache", "bench_scale", "bench_ui")
+QUICK_ARGS: dict[str, list[str]] = {
+    "bench_leaks": ["--quick"],
+    "bench_gateway": ["--n", "200", "--rounds", "1"],
+    "bench_orchestration": ["--personalities", "2"],
+    "bench_scale": ["--quick"],
+}
+"""Arguments of each benchmark under ``--quick`` (the others take none)."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    names = (argv if argv is not None else sys.argv[1:]) or list(BENCHMARKS)
+    args = list(argv if argv is not None else sys.argv[1:])
+    quick = "--quick" in args
+    names = [a for a in args if a != "--quick"] or list(BENCHMARKS)
     for name in names:
-        print(f"\n=== {name} ===", flush=True)
+        print(f"\n=== {name}{' (quick)' if quick else ''} ===", flush=True)
         t0 = time.perf_counter()
         # Each benchmark parses its own flags from sys.argv: give it its defaults, not our arguments.
         saved, sys.argv = sys.argv, [name]
         try:
-            importlib.import_module(f"benchmarks.{name}").main()
+            fn = importlib.import_module(f"benchmarks.{name}").main
+            fn(QUICK_ARGS[name]) if quick and name in QUICK_ARGS else fn()
         finally:
             sys.argv = saved
         print(f"--- {name} finished in {time.perf_counter() - t0:.1f} s", flush=True)

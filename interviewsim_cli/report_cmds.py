@@ -90,6 +90,10 @@ def report(
     embedding_api_base: Annotated[Optional[str], typer.Option(
         "--embedding-api-base", help="Base URL of the embedding server.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap and permutation draws.")] = 0,
+    coverage_threshold: Annotated[float, typer.Option(
+        "--coverage-threshold", min=0.0, max=1.0,
+        help="A method with fewer valid cells than this share of the expected ones is flagged and never "
+        "marked best (EvalConfig.coverage_threshold).")] = 0.95,
 ) -> None:
     """Write report.html and report.json for the run under --data-root."""
     from interviewsim_core.errors import ConfigError
@@ -107,7 +111,7 @@ def report(
         _check_methods(data_root, wanted, pairs)
         embedder = embedder_for(embedding_model, embedding_api_base)
         data = build_report(data_root, categories_csv=categories, embedder=embedder, methods=wanted,
-                            pairs=pairs, seed=seed)
+                            pairs=pairs, seed=seed, coverage_threshold=coverage_threshold)
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

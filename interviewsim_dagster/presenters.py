@@ -73,7 +73,8 @@ def _leaderboard(cfg: EvalConfig, cell: Cell, inputs: dict, df: pd.DataFrame) ->
 
     frames = [f for f in inputs["method_scores"].values() if len(f)]
     scores = conform(pd.concat(frames, ignore_index=True), "method_scores") if frames else empty_frame("method_scores")
-    tables_md = leaderboard_markdown(build_report(tables={"method_scores": scores}, seed=cfg.seed))
+    tables_md = leaderboard_markdown(build_report(tables={"method_scores": scores}, seed=cfg.seed,
+                                                  coverage_threshold=cfg.coverage_threshold))
     return {"partitions_read": len(inputs["method_scores"]), "report_tables": dg.MetadataValue.md(tables_md)}
 
 

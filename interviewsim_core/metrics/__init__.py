@@ -1,13 +1,15 @@
-"""Metrics (per-item judgments -> per-personality scores -> macro averages) and statistics."""
+"""Metrics: the metric registry, per-item judgments -> per-personality scores -> the leaderboard,
+and the statistics (bootstrap intervals, paired permutation tests, agreement)."""
 
+from .leaderboard import leaderboard
+from .registry import FAMILIES, JUDGED_METRICS, MCQ_METRICS, METRICS, Family, Metric, family, metric
 from .scores import (
     MACRO_METRICS,
     METHOD_SCORE_COLUMNS,
     Aggregate,
     contradiction_ratio,
     cs_mean,
-    macro_average,
-    mcq_scores,
+    macro_interval,
     personality_scores,
     ps_alignment,
     trait_levels,
@@ -23,17 +25,25 @@ from .statistics import (
 )
 
 __all__ = [
+    "FAMILIES",
+    "JUDGED_METRICS",
     "MACRO_METRICS",
+    "MCQ_METRICS",
     "METHOD_SCORE_COLUMNS",
+    "METRICS",
     "Aggregate",
+    "Family",
     "Interval",
+    "Metric",
     "PairedTest",
     "bootstrap_ci",
     "cohen_kappa",
     "contradiction_ratio",
     "cs_mean",
-    "macro_average",
-    "mcq_scores",
+    "family",
+    "leaderboard",
+    "macro_interval",
+    "metric",
     "paired_method_test",
     "paired_permutation_test",
     "personality_scores",

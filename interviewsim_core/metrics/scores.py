@@ -4,8 +4,9 @@ Pure functions over DataFrames with the columns of docs/DESIGN.md ("Tables"). Th
 the seed's: CS is the mean score; the contradiction ratio is Contradiction over all FC
 judgments; PS is the alignment of the two sides' modal trait levels; MCQ accuracy and reward
 are means over items per option count. Rows whose call did not end ``ok`` are unscored for
-CS, FC and PS (counted in ``*_invalid``, never coerced to a score); MCQ rows already carry the
-seed's -0.5 for a malformed group answer, so they are averaged as they are and only counted.
+CS, FC and PS (counted in ``*_invalid`` / ``*_failed``, never coerced to a score); MCQ rows of a
+malformed group answer carry the seed's -0.5 and are scored (and counted in ``mcq*_malformed``);
+MCQ rows of a failed call have no value and are counted in ``mcq*_failed``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Iterable, NamedTuple, Sequence
 import numpy as np
 import pandas as pd
 
-from ..contracts.personality import TRAITS, alignment, modal_vote
+from ..contracts.personality import N_VOTES, TRAITS, alignment, modal_vote
+from .registry import COUNT_KINDS, FAMILIES, METRICS, Family, cells_column, count_column, items_column
 from .statistics import Interval, bootstrap_ci
 
 __all__ = [
@@ -24,43 +26,54 @@ __all__ = [
     "CI_CONFIDENCE",
     "CI_N_RESAMPLES",
     "macro_interval",
+    "METHOD_SCORE_FIELDS",
     "METHOD_SCORE_COLUMNS",
     "MACRO_METRICS",
     "cs_mean",
     "contradiction_ratio",
     "trait_levels",
     "ps_alignment",
-    "mcq_scores",
     "personality_scores",
-    "macro_average",
 ]
 
 OK = "ok"
+INVALID = "invalid"
+FAILED = "failed"
 CONTRADICTION = "Contradiction"
 
-METHOD_SCORE_COLUMNS: tuple[str, ...] = (
-    "personality_id", "method", "judge",
-    "cs_mean", "cs_n", "cs_invalid",
-    "contradiction_ratio", "fc_n", "fc_invalid",
-    "ps_alignment", "ps_invalid",
-    "mcq3_accuracy", "mcq3_reward", "mcq4_accuracy", "mcq4_reward", "mcq_invalid",
-    "n_test_questions", "n_train_pairs",
-    "prompt_tokens", "completion_tokens", "cost_usd",
-)  # fmt: skip
-"""Columns of the ``method_scores`` table, in order."""
-
-MACRO_METRICS: tuple[str, ...] = (
-    "cs_mean", "contradiction_ratio", "ps_alignment",
-    "mcq3_accuracy", "mcq3_reward", "mcq4_accuracy", "mcq4_reward",
-)  # fmt: skip
+MACRO_METRICS: tuple[str, ...] = tuple(m.name for m in METRICS)
 """Per-personality metrics macro-averaged over personalities, each with a bootstrap CI."""
+
+
+def _method_score_fields() -> tuple[tuple[str, str], ...]:
+    fields: list[tuple[str, str]] = [("personality_id", "str"), ("method", "str"), ("judge", "str"),
+                                     ("embedding_model", "str")]
+    fields += [(m.name, "float") for m in METRICS]
+    for fam in FAMILIES:
+        fields += [(count_column(fam, k), "int") for k in COUNT_KINDS]
+        if fam.cell == "item":
+            fields.append((count_column(fam, "malformed"), "int"))
+    for fam in FAMILIES:
+        if fam.cell != "personality":
+            fields.append((cells_column(fam), "list_str"))
+            fields += [(items_column(m), "list_float") for m in METRICS if m.family_key == fam.key]
+    fields += [("n_test_questions", "int"), ("n_train_pairs", "int"),
+               ("prompt_tokens", "int"), ("completion_tokens", "int"), ("cost_usd", "float")]
+    return tuple(fields)
+
+
+METHOD_SCORE_FIELDS: tuple[tuple[str, str], ...] = _method_score_fields()
+"""Columns of the ``method_scores`` table and their kinds (str, int, float, list_str, list_float),
+derived from the metric registry: ``pipeline/tables.py`` turns them into the Arrow schema."""
+
+METHOD_SCORE_COLUMNS: tuple[str, ...] = tuple(n for n, _ in METHOD_SCORE_FIELDS)
+"""Columns of the ``method_scores`` table, in order."""
 
 CI_CONFIDENCE = 0.95
 """Confidence level of every macro-average interval (leaderboard table, report, Dagster metadata)."""
 CI_N_RESAMPLES = 2000
 """Bootstrap resamples of every macro-average interval."""
 
-_SUMMED = ("cs_invalid", "fc_invalid", "ps_invalid", "mcq_invalid", "prompt_tokens", "completion_tokens", "cost_usd")
 _TOKEN_COLS = ("prompt_tokens", "completion_tokens", "cost_usd")
 
 
@@ -131,21 +144,6 @@ def ps_alignment(reference_votes: pd.DataFrame, generated_votes: pd.DataFrame) -
     return Aggregate(float(value), len(both), invalid)
 
 
-def mcq_scores(answers: pd.DataFrame) -> dict[str, float | int]:
-    """Accuracy and mean reward per option count (3 and 4) and the number of non-ok rows.
-
-    Every item row counts, including those of an invalid group answer: the seed scores a
-    malformed answer as accuracy 0 and reward -0.5, which the rows already hold.
-    """
-    out: dict[str, float | int] = {}
-    for n_opt in (3, 4):
-        rows = answers[answers["n_options"] == n_opt]
-        out[f"mcq{n_opt}_accuracy"] = float(rows["correct"].astype(float).mean()) if len(rows) else math.nan
-        out[f"mcq{n_opt}_reward"] = float(rows["reward"].astype(float).mean()) if len(rows) else math.nan
-    out["mcq_invalid"] = int((~_ok(answers)).sum()) if len(answers) else 0
-    return out
-
-
 def _usage(frames: Iterable[pd.DataFrame]) -> dict[str, float]:
     totals = dict.fromkeys(_TOKEN_COLS, 0.0)
     for df in frames:
@@ -180,6 +178,114 @@ def _judges_in(*frames: pd.DataFrame) -> list[str]:
     return sorted(names)
 
 
+
+class Cells(NamedTuple):
+    """One family's outputs over one personality x method x judge: counts and the valid cells' values."""
+
+    counts: dict[str, int]
+    """``COUNT_KINDS`` (plus ``malformed`` for MCQ) -> count."""
+    cells: list[str]
+    values: dict[str, list[float]]
+    """Metric name -> per-cell values aligned with ``cells``."""
+
+
+def _status_of(df: pd.DataFrame, key: str) -> dict[str, str]:
+    if df.empty or key not in df.columns:
+        return {}
+    return dict(zip(df[key].astype(str), df["status"].astype(str)))
+
+
+def _tally(expected_ids: Iterable[str], outcome: dict[str, str], upstream: dict[str, str]) -> dict[str, int]:
+    """Counts per cell: its own output's status first, else why it has none (the upstream status)."""
+    counts = dict.fromkeys(COUNT_KINDS, 0)
+    universe = set(expected_ids) | set(outcome)
+    counts["expected"] = len(universe)
+    for cell in universe:
+        status = outcome.get(cell)
+        if status == OK:
+            counts["n"] += 1
+        elif status in (INVALID, FAILED):
+            counts["invalid" if status == INVALID else "failed"] += 1
+        elif upstream.get(cell) in (INVALID, FAILED):
+            counts["invalid" if upstream[cell] == INVALID else "failed"] += 1
+        else:
+            counts["not_run"] += 1
+    return counts
+
+
+def _question_family(judged: pd.DataFrame, gens: pd.DataFrame, qa_ids: Sequence[str],
+                     value: str, transform) -> Cells:
+    """CS / FC over held-out questions: a question without a valid generation is counted by why."""
+    counts = _tally(qa_ids, _status_of(judged, "qa_id"), _status_of(gens, "qa_id"))
+    ok = judged[_ok(judged)] if not judged.empty else judged
+    ok = ok.sort_values("qa_id", kind="stable") if len(ok) else ok
+    cells = [str(q) for q in ok.get("qa_id", [])]
+    vals = [float(transform(v)) for v in ok.get(value, [])]
+    return Cells(counts, cells, {"_": vals})
+
+
+def _ps_family(rps: pd.DataFrame, gps: pd.DataFrame, gens: pd.DataFrame) -> tuple[Cells, float]:
+    """PS counts votes: 5 traits x 3 votes on each side. The generated side has no rows when no
+    generation was valid; those votes are then counted by what happened to the generations."""
+    per_side = len(TRAITS) * N_VOTES
+    counts = dict.fromkeys(COUNT_KINDS, 0)
+    counts["expected"] = 2 * per_side
+    for side in (rps, gps):
+        if side.empty:
+            continue
+        status = side["status"].astype(str)
+        counts["n"] += int((status == OK).sum())
+        counts["invalid"] += int((status == INVALID).sum())
+        counts["failed"] += int((status == FAILED).sum())
+    if gps.empty and not gens.empty and not _ok(gens).any():
+        gstatus = set(gens["status"].astype(str))
+        counts["invalid" if INVALID in gstatus else "failed"] += per_side
+    counts["expected"] = max(counts["expected"], counts["n"] + counts["invalid"] + counts["failed"])
+    counts["not_run"] = counts["expected"] - counts["n"] - counts["invalid"] - counts["failed"]
+    return Cells(counts, [], {}), ps_alignment(rps, gps).value
+
+
+def _mcq_family(answers: pd.DataFrame, items: pd.DataFrame | None, n_options: int,
+                expected_qa: Sequence[str], atomic: pd.DataFrame | None) -> Cells:
+    """One option count's items, one cell per held-out question (its item of that option count).
+
+    A malformed answer is scored (accuracy 0, reward -0.5: the seed) and counted in ``malformed``;
+    a failed answering call leaves its items without a value (``failed``); a question whose MCQ item
+    or atomic item was invalid or failed was never asked and is counted by that status."""
+    key = "qa_id" if "qa_id" in answers.columns or answers.empty else "item_id"
+    rows = answers[answers["n_options"] == n_options] if not answers.empty else answers
+    item_rows = (items[items["n_options"] == n_options] if items is not None and not items.empty
+                 else pd.DataFrame(columns=["item_id", "qa_id", "status"]))
+    scored = rows[rows["status"].isin([OK, INVALID]) & rows["reward"].notna()] if len(rows) else rows
+    outcome = {str(i): (OK if st in (OK, INVALID) and r == r and r is not None else FAILED)
+               for i, st, r in zip(rows.get(key, []), rows.get("status", []), rows.get("reward", []))}
+    upstream = _status_of(atomic, "qa_id") if atomic is not None else {}
+    upstream.update(_status_of(item_rows, key))
+    counts = _tally([*expected_qa, *item_rows.get(key, pd.Series(dtype=object)).astype(str)], outcome, upstream)
+    counts["malformed"] = int((scored["status"] == INVALID).sum()) if len(scored) else 0
+    scored = scored.sort_values(key, kind="stable") if len(scored) else scored
+    return Cells(counts, [str(i) for i in scored.get(key, [])], {
+        f"mcq{n_options}_accuracy": [float(bool(c)) for c in scored.get("correct", [])],
+        f"mcq{n_options}_reward": [float(r) for r in scored.get("reward", [])],
+    })
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(np.mean(values)) if len(values) else math.nan
+
+
+def _family_columns(fam: Family, cells: Cells) -> dict[str, object]:
+    out: dict[str, object] = {count_column(fam, k): int(v) for k, v in cells.counts.items()}
+    if fam.cell != "personality":
+        out[cells_column(fam)] = list(cells.cells)
+        for m in METRICS:
+            if m.family_key == fam.key:
+                vals = cells.values.get(m.name, cells.values.get("_", []))
+                out[items_column(m)] = list(vals)
+                out[m.name] = _mean(vals)
+    return out
+
+
 def personality_scores(
     personality_id: str,
     method: str,
@@ -190,17 +296,29 @@ def personality_scores(
     generated_personality: pd.DataFrame | None = None,
     reference_personality: pd.DataFrame | None = None,
     mcq_answers: pd.DataFrame | None = None,
+    mcq_items: pd.DataFrame | None = None,
+    atomic_items: pd.DataFrame | None = None,
+    mcq_options: Sequence[int] | None = None,
+    test_qa_ids: Sequence[str] | None = None,
     n_train_pairs: int = 0,
     judges: Sequence[str] | None = None,
+    embedding_model: str = "",
 ) -> pd.DataFrame:
     """The ``method_scores`` rows of one personality x method: one row per judge.
 
     Input frames may hold other personalities, methods or judges; they are filtered here.
-    ``judges`` defaults to every judge seen in the judgment frames. MCQ is judge-independent
-    and repeats on each row. ``prompt_tokens``/``completion_tokens``/``cost_usd`` are what this
-    row's numbers cost within the partition: the generations, the MCQ answering calls (once
-    per group) and this judge's CS, FC and generated-side PS calls. Generation and MCQ usage
-    therefore repeats on each judge row; sum judge-specific usage from the judgment tables.
+    ``judges`` defaults to every judge seen in the judgment frames. ``test_qa_ids`` are the
+    held-out questions every judge should have judged (default: the generations' questions);
+    ``mcq_options`` the option counts configured: each held-out question then expects one MCQ
+    item per count (without it, the counts and items seen are used), and ``mcq_items`` /
+    ``atomic_items`` say why an item is missing (invalid or failed upstream).
+    Each family's cells are counted as valid / invalid / failed / not run, and its valid cells'
+    per-item values are kept in list columns, so the leaderboard can compare methods on the cells
+    they all have. MCQ is judge-independent and repeats on each row.
+
+    ``prompt_tokens``/``completion_tokens``/``cost_usd`` are what this row's numbers cost within
+    the partition: the generations, the MCQ answering calls (once per group) and this judge's CS,
+    FC and generated-side PS calls. Generation and MCQ usage therefore repeats on each judge row.
     """
     gen = _pick(generations, personality_id=personality_id, method=method)
     cs_all = _pick(content_similarity, personality_id=personality_id, method=method)
@@ -208,46 +326,50 @@ def personality_scores(
     gps_all = _pick(generated_personality, personality_id=personality_id, method=method)
     rps_all = _pick(reference_personality, personality_id=personality_id)
     mcq = _pick(mcq_answers, personality_id=personality_id, method=method)
+    items = _pick(mcq_items, personality_id=personality_id) if mcq_items is not None else None
     if judges is None:
         judges = _judges_in(cs_all, fc_all, gps_all, rps_all)
-    mcq_part = mcq_scores(mcq) if len(mcq) else {
-        "mcq3_accuracy": math.nan, "mcq3_reward": math.nan,
-        "mcq4_accuracy": math.nan, "mcq4_reward": math.nan, "mcq_invalid": 0,
-    }  # fmt: skip
-    n_test = int(gen["qa_id"].nunique()) if "qa_id" in gen.columns else 0
+    qa_ids = [str(q) for q in (test_qa_ids if test_qa_ids is not None else gen.get("qa_id", pd.Series()).unique())]
+    atomic = _pick(atomic_items, personality_id=personality_id) if atomic_items is not None else None
+    mcq_part: dict[str, object] = {}
+    for fam in FAMILIES:
+        if fam.n_options is not None:
+            wanted = fam.n_options in mcq_options if mcq_options is not None else False
+            mcq_part.update(_family_columns(fam, _mcq_family(mcq, items, fam.n_options, qa_ids if wanted else [],
+                                                             atomic)))
     rows = []
     for judge in judges:
         cs = _pick(cs_all, judge=judge)
         fc = _pick(fc_all, judge=judge)
         gps = _pick(gps_all, judge=judge)
         rps = _pick(rps_all, judge=judge)
-        c, f, p = cs_mean(cs), contradiction_ratio(fc), ps_alignment(rps, gps)
+        ps_cells, ps_value = _ps_family(rps, gps, gen)
         usage = _usage([gen, _mcq_calls(mcq), cs, fc, gps])
         rows.append({
-            "personality_id": personality_id, "method": method, "judge": judge,
-            "cs_mean": c.value, "cs_n": c.n, "cs_invalid": c.invalid,
-            "contradiction_ratio": f.value, "fc_n": f.n, "fc_invalid": f.invalid,
-            "ps_alignment": p.value, "ps_invalid": p.invalid,
+            "personality_id": personality_id, "method": method, "judge": judge, "embedding_model": embedding_model,
+            **_family_columns(FAMILIES[0], _question_family(cs, gen, qa_ids, "score", float)),
+            **_family_columns(FAMILIES[1], _question_family(fc, gen, qa_ids, "label", lambda v: v == CONTRADICTION)),
+            **_family_columns(FAMILIES[2], ps_cells), "ps_alignment": ps_value,
             **mcq_part,
-            "n_test_questions": n_test, "n_train_pairs": int(n_train_pairs),
+            "n_test_questions": len(qa_ids), "n_train_pairs": int(n_train_pairs),
             "prompt_tokens": int(usage["prompt_tokens"]), "completion_tokens": int(usage["completion_tokens"]),
             "cost_usd": usage["cost_usd"],
         })  # fmt: skip
     return _typed(pd.DataFrame(rows, columns=list(METHOD_SCORE_COLUMNS)))
 
 
-_INT_COLS = ("cs_n", "cs_invalid", "fc_n", "fc_invalid", "ps_invalid", "mcq_invalid",
-             "n_test_questions", "n_train_pairs", "prompt_tokens", "completion_tokens")  # fmt: skip
+_KINDS = dict(METHOD_SCORE_FIELDS)
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
     for col in df.columns:
-        if col in ("personality_id", "method", "judge"):
-            df[col] = df[col].astype(object)
-        elif col in _INT_COLS:
+        kind = _KINDS[col]
+        if kind == "int":
             df[col] = df[col].astype("int64")
-        else:
+        elif kind == "float":
             df[col] = df[col].astype("float64")
+        else:
+            df[col] = df[col].astype(object)
     return df
 
 
@@ -260,50 +382,10 @@ def macro_interval(
 ) -> Interval:
     """Macro mean over personalities and its percentile bootstrap interval (NaNs dropped).
 
-    The one interval both the leaderboard Parquet and the report show, so the same numbers never
-    get two CIs. Percentile rather than BCa: BCa's jackknife acceleration is unstable with the
-    handful of personalities a run usually has. Values are sorted before resampling so the
-    interval depends only on the per-personality values, not on the row order the tables were
-    read in (the Parquet step and the report concatenate partitions in different orders).
+    The one interval the leaderboard (Parquet, report, Dagster metadata) shows. Percentile
+    rather than BCa: BCa's jackknife acceleration is unstable with the handful of personalities
+    a run usually has. Values are sorted before resampling so the interval depends only on the
+    per-personality values, not on the row order the tables were read in.
     """
     arr = np.sort(np.asarray(values, dtype=np.float64).ravel())
     return bootstrap_ci(arr, confidence=confidence, n_resamples=n_resamples, seed=seed, method="percentile")
-
-
-def macro_average(
-    method_scores: pd.DataFrame,
-    *,
-    confidence: float = CI_CONFIDENCE,
-    n_resamples: int = CI_N_RESAMPLES,
-    seed: int = 0,
-    with_ci: bool = True,
-) -> pd.DataFrame:
-    """Macro averages over personalities, one row per (method, judge).
-
-    Each metric is the mean of its per-personality values, skipping personalities where it is
-    NaN (no valid judgments); ``<metric>_ci_low``/``_ci_high`` is a bootstrap interval over
-    those personalities (``macro_interval``; NaN with fewer than two). Invalid counts, tokens and cost are summed.
-    """
-    cols = ["method", "judge", "n_personalities"]
-    for m in MACRO_METRICS:
-        cols += [m, f"{m}_ci_low", f"{m}_ci_high"]
-    cols += list(_SUMMED)
-    rows = []
-    for (method, judge), grp in method_scores.groupby(["method", "judge"], sort=True):
-        row: dict[str, object] = {"method": method, "judge": judge, "n_personalities": int(grp["personality_id"].nunique())}
-        for m in MACRO_METRICS:
-            values = grp[m].to_numpy(dtype=float)
-            if with_ci:
-                ci = macro_interval(values, seed=seed, n_resamples=n_resamples, confidence=confidence)
-                row[m], row[f"{m}_ci_low"], row[f"{m}_ci_high"] = ci.estimate, ci.low, ci.high
-            else:
-                valid = values[~np.isnan(values)]
-                row[m] = float(valid.mean()) if len(valid) else math.nan
-                row[f"{m}_ci_low"] = row[f"{m}_ci_high"] = math.nan
-        for s in _SUMMED:
-            row[s] = grp[s].sum()
-        rows.append(row)
-    out = pd.DataFrame(rows, columns=cols)
-    for c in cols[2:]:
-        out[c] = out[c].astype("int64" if c in _INT_COLS or c == "n_personalities" else "float64")
-    return out

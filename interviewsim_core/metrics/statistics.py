@@ -1,10 +1,9 @@
 """Uncertainty and agreement: bootstrap intervals, paired permutation tests, kappa, Spearman.
 
 Method comparisons in the paper are paired over personalities (the same people under two
-methods), so the test is a sign-flip permutation of per-personality differences. scipy does
-the resampling (``permutation_test`` enumerates all 2^n sign patterns when that is no more
-than ``n_resamples``, else draws seeded Monte Carlo patterns); this module fixes the
-conventions: NaNs are dropped (pairwise for paired data), too-small samples give NaN rather
+methods), so the test is a sign-flip permutation of per-personality differences: every sign
+pattern enumerated with numpy up to 20 non-zero differences (about a million sums), seeded Monte
+Carlo above; this module fixes the conventions: NaNs are dropped (pairwise for paired data), too-small samples give NaN rather
 than an error, and every random draw is seeded. ``scipy.stats`` is imported inside the
 functions that need it: it takes seconds to import and most importers only want the tables.
 """
@@ -23,6 +22,7 @@ __all__ = [
     "Interval",
     "PairedTest",
     "bootstrap_ci",
+    "EXACT_MAX_PAIRS",
     "paired_permutation_test",
     "paired_method_test",
     "cohen_kappa",
@@ -48,7 +48,7 @@ class PairedTest:
     p_value: float
     n: int
     exact: bool
-    """True when every sign pattern was enumerated (2^n <= n_resamples)."""
+    """True when every sign pattern was enumerated (at most ``EXACT_MAX_PAIRS`` non-zero differences)."""
 
 
 def _clean(values: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -96,8 +96,28 @@ def bootstrap_ci(
     return Interval(est, float(ci.low), float(ci.high), n)
 
 
-def _mean_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.mean(x - y, axis=axis)
+EXACT_MAX_PAIRS = 20
+"""Paired tests enumerate every sign pattern up to this many non-zero differences (2^20 sums, 8 MB
+with numpy), and draw seeded Monte Carlo patterns above it."""
+
+
+def _signed_sums(d: np.ndarray) -> np.ndarray:
+    """sum_i s_i d_i for all 2^n sign vectors s, built by doubling (one float per pattern)."""
+    sums = np.zeros(1, dtype=np.float64)
+    for x in d:
+        sums = np.concatenate((sums + x, sums - x))
+    return sums
+
+
+def _tail(sums: np.ndarray, observed: float, alternative: str) -> np.ndarray:
+    # Sums of the same multiset in another order differ by rounding only: a relative tolerance
+    # keeps the observed pattern (and its mirror) counted as "at least as extreme".
+    tol = 1e-9 * max(1.0, abs(observed))
+    if alternative == "two-sided":
+        return np.abs(sums) >= abs(observed) - tol
+    if alternative == "greater":
+        return sums >= observed - tol
+    return sums <= observed + tol
 
 
 def paired_permutation_test(
@@ -109,40 +129,40 @@ def paired_permutation_test(
 ) -> PairedTest:
     """Sign-flip permutation test of mean(a - b) = 0 over paired observations.
 
-    Pairs where either side is NaN are dropped. Exact (all 2^n patterns) when 2^n <= n_resamples,
-    otherwise ``n_resamples`` seeded Monte Carlo patterns. No pairs: NaN difference and p-value;
-    all differences zero: p-value 1.
+    Pairs where either side is NaN are dropped. A zero difference is the same under either sign,
+    so only non-zero differences are flipped: exact (every one of the 2^k patterns) when there
+    are at most ``EXACT_MAX_PAIRS`` of them, else ``n_resamples`` seeded Monte Carlo patterns with
+    p = (hits + 1) / (n_resamples + 1), which never reports an impossible p of 0. No pairs: NaN
+    difference and p-value; all differences zero: p-value 1.
     """
     xa = np.asarray(a, dtype=np.float64).ravel()
     xb = np.asarray(b, dtype=np.float64).ravel()
     if xa.shape != xb.shape:
         raise ValueError(f"paired samples must have equal length, got {len(xa)} and {len(xb)}")
+    if alternative not in ("two-sided", "greater", "less"):
+        raise ValueError(f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}")
     keep = ~(np.isnan(xa) | np.isnan(xb))
-    xa, xb = xa[keep], xb[keep]
-    n = len(xa)
+    d = xa[keep] - xb[keep]
+    n = len(d)
     if n == 0:
         return PairedTest(math.nan, math.nan, 0, True)
-    diff = float(np.mean(xa - xb))
-    exact = n < 63 and 2**n <= n_resamples
-    if np.all(xa == xb):
-        return PairedTest(0.0, 1.0, n, exact)
-    if n == 1:
-        # Two sign patterns, d and -d (scipy refuses a single pair): exact p is 1 two-sided, 1/2 one-sided
-        # when d lies on the alternative's side. A one-personality run must still get its report.
-        toward = diff > 0 if alternative == "greater" else diff < 0
-        return PairedTest(diff, 1.0 if alternative == "two-sided" or not toward else 0.5, n, exact)
-    from scipy import stats
-
-    res = stats.permutation_test(
-        (xa, xb),
-        _mean_diff,
-        permutation_type="samples",
-        vectorized=True,
-        n_resamples=n_resamples,
-        alternative=alternative,
-        rng=np.random.default_rng(seed),
-    )
-    return PairedTest(diff, float(res.pvalue), n, exact)
+    nonzero = d[d != 0]
+    k = len(nonzero)
+    exact = k <= EXACT_MAX_PAIRS
+    if k == 0:
+        return PairedTest(0.0, 1.0, n, True)
+    observed = float(nonzero.sum())
+    if exact:
+        p = float(np.mean(_tail(_signed_sums(nonzero), observed, alternative)))
+    else:
+        rng = np.random.default_rng(seed)
+        hits = 0
+        for start in range(0, n_resamples, 4096):
+            m = min(4096, n_resamples - start)
+            signs = rng.choice(np.array([-1.0, 1.0]), size=(m, k))
+            hits += int(_tail(signs @ nonzero, observed, alternative).sum())
+        p = (hits + 1) / (n_resamples + 1)
+    return PairedTest(float(d.mean()), min(1.0, p), n, exact)
 
 
 def paired_method_test(

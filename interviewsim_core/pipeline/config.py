@@ -135,6 +135,9 @@ class EvalConfig(BaseModel):
     never from the URL (refused there)."""
     invalid_rate_threshold: float = 0.05
     """Asset checks fail when a table's share of invalid/failed model outputs exceeds this."""
+    coverage_threshold: float = 0.95
+    """Leaderboard: a method with fewer valid cells than this share of the expected ones (per judge and
+    metric) is flagged, left out of the common question set and never marked best."""
     rescore_cron: str = "0 3 * * *"
     """When the automation re-materialises judgment assets whose judge changed."""
     automation_interval_s: int = Field(default=30, ge=5)
@@ -209,6 +212,13 @@ class EvalConfig(BaseModel):
     def _positive(cls, v: int | None) -> int | None:
         if v is not None and v < 1:
             raise ValueError("concurrency must be >= 1")
+        return v
+
+    @field_validator("coverage_threshold")
+    @classmethod
+    def _coverage(cls, v: float) -> float:
+        if not 0.0 <= v <= 1.0:
+            raise ValueError("coverage_threshold must be within [0, 1]")
         return v
 
     @field_validator("invalid_rate_threshold")

@@ -2,8 +2,8 @@
 
 Every judgment row names its judge; a judge's invalid outputs stay rows with status 'invalid' and
 their raw text, and are counted by ``scoring.py``, never turned into a score. Generations that
-themselves failed have no text to judge and get no judgment rows (``scoring.py`` counts them
-through ``n_test_questions``).
+themselves failed have no text to judge and get no judgment rows (``metrics/scores.py`` counts
+them per judge as failed or invalid from the generation's status).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ pairs only; the items themselves are the only held-out-derived text in the promp
 
 Scoring follows the seed: an invalid (malformed) group reply scores every item of the group -0.5.
 A *failed* call (transport error after retries, nothing cached) is not a model answer, so its
-rows are left unscored (null) and counted in ``mcq_invalid``; a re-run asks again.
+rows are left unscored (null) and counted in ``mcq<k>_failed``; a re-run asks again.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..llm.types import ModelConfig
-from ..metrics.scores import CI_N_RESAMPLES, macro_average, personality_scores
+from ..metrics.leaderboard import DEFAULT_COVERAGE_THRESHOLD, empty_reason, leaderboard
+from ..metrics.registry import family
+from ..metrics.scores import CI_N_RESAMPLES, personality_scores
 from ..split import HeldOutSplit
 from .tables import empty_frame, schema_of
 
@@ -32,11 +34,20 @@ def score_method(
     generated_ps: pd.DataFrame,
     mcq_answers: pd.DataFrame,
     judges: Sequence[ModelConfig | str],
+    *,
+    mcq_items: pd.DataFrame | None = None,
+    atomic_items: pd.DataFrame | None = None,
+    mcq_options: Sequence[int] | None = None,
+    embedding_model: str = "",
 ) -> pd.DataFrame:
     """The ``method_scores`` rows of one (personality, method): one per configured judge.
 
     Judges are passed explicitly (not inferred from the rows) so a judge whose every output
-    failed still gets its row, with NaN metrics and its invalid counts.
+    failed still gets its row, with NaN metrics and its invalid/failed counts. The split's held-out
+    questions and ``mcq_options`` say what was expected (one MCQ item per question and option count);
+    ``mcq_items`` and ``atomic_items`` (the personality's, any status) say why an item is missing, so
+    a failed generation or an invalid item is counted, not silently absent. ``embedding_model`` is
+    recorded on every row (retrieval methods' numbers depend on it).
     """
     names = [_name(j) for j in judges]
     if not names:
@@ -45,22 +56,27 @@ def score_method(
         split.personality_id, method_name,
         generations=generations, content_similarity=cs, factual_consistency=fc,
         generated_personality=generated_ps, reference_personality=reference_ps, mcq_answers=mcq_answers,
-        n_train_pairs=len(split.train_pairs), judges=names,
+        mcq_items=mcq_items, atomic_items=atomic_items, mcq_options=mcq_options,
+        test_qa_ids=[p.qa_id for p in split.test_pairs],
+        n_train_pairs=len(split.train_pairs), judges=names, embedding_model=embedding_model,
     )
-    # The split knows how many questions were held out even when generation rows are missing.
-    df["n_test_questions"] = len(split.test_pairs)
     return df[schema_of("method_scores").names]
 
 
-def build_leaderboard(method_scores_all: pd.DataFrame, *, seed: int = 0, n_resamples: int = CI_N_RESAMPLES) -> pd.DataFrame:
-    """Macro averages over personalities per (method, judge), each with a 95% bootstrap CI.
-
-    A personality without a value for a metric (all its judgments invalid, or no 4-option run)
-    is left out of that metric's average, not counted as zero.
-    """
+def build_leaderboard(
+    method_scores_all: pd.DataFrame,
+    *,
+    seed: int = 0,
+    n_resamples: int = CI_N_RESAMPLES,
+    coverage_threshold: float = DEFAULT_COVERAGE_THRESHOLD,
+    methods_order: Sequence[str] = (),
+) -> pd.DataFrame:
+    """The ``leaderboard`` table: ``metrics.leaderboard.leaderboard`` (common-set and all-valid views,
+    coverage, best marks, reasons for empty values) in the table's schema."""
     if method_scores_all.empty:
         return empty_frame("leaderboard")
-    df = macro_average(method_scores_all, seed=seed, n_resamples=n_resamples)
+    df = leaderboard(method_scores_all, coverage_threshold=coverage_threshold, seed=seed, n_resamples=n_resamples,
+                     method_order=methods_order)
     return df[schema_of("leaderboard").names]
 
 
@@ -79,3 +95,40 @@ def combine_personality_scores(frames: Sequence[pd.DataFrame], methods_order: Se
     order = df["method"].map(lambda m: rank.get(m, len(rank)))
     df = df.assign(_rank=order).sort_values(["_rank", "method", "judge"], kind="stable")
     return df.drop(columns="_rank").reset_index(drop=True)
+
+
+def mcq_output_gaps(
+    n_expected: int,
+    mcq_items: pd.DataFrame,
+    mcq_answers: pd.DataFrame,
+    options: Sequence[int],
+    atomic_items: pd.DataFrame | None = None,
+) -> list[str]:
+    """Why an option count has no scored MCQ answer although items were expected, one message each.
+
+    ``n_expected`` is the number of held-out questions of the partition (one atomic item, then one
+    MCQ item per option count, each). An empty ``mcq_answers`` partition is then not a pass "on
+    nothing": the message names what happened, e.g. "0 valid 3-option MCQ items (20 of 20 invalid)".
+    Items missing from ``mcq_items`` are counted by their atomic item's status when given.
+    """
+    out: list[str] = []
+    if n_expected <= 0:
+        return out
+    atomic_bad = {"invalid": 0, "failed": 0}
+    if atomic_items is not None and not atomic_items.empty:
+        vc = atomic_items["status"].value_counts()
+        atomic_bad = {k: int(vc.get(k, 0)) for k in atomic_bad}
+    for n in options:
+        fam = family(f"mcq{n}")
+        items = mcq_items[mcq_items["n_options"] == n] if not mcq_items.empty else mcq_items
+        answers = mcq_answers[mcq_answers["n_options"] == n] if not mcq_answers.empty else mcq_answers
+        if len(answers) and answers["reward"].notna().any():
+            continue
+        ist = items["status"].value_counts() if len(items) else pd.Series(dtype="int64")
+        invalid = int(ist.get("invalid", 0)) + atomic_bad["invalid"]
+        failed = int(ist.get("failed", 0)) + atomic_bad["failed"]
+        failed += int((answers["status"] == "failed").sum()) if len(answers) else 0
+        expected = max(n_expected, len(items))
+        invalid, failed = min(invalid, expected), min(failed, expected - min(invalid, expected))
+        out.append(empty_reason(fam, expected, 0, invalid, failed, expected - invalid - failed))
+    return out

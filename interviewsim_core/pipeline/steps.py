@@ -325,9 +325,12 @@ def _method_scores(env, cell, inputs):
     from .scoring import score_method
 
     pid, method = cell
+    cfg = env.config
     return score_method(env.split(pid), method, inputs["generations"], inputs["content_similarity"],
                         inputs["factual_consistency"], inputs["reference_personality"],
-                        inputs["generated_personality"], inputs["mcq_answers"], env.config.effective_judges)
+                        inputs["generated_personality"], inputs["mcq_answers"], cfg.effective_judges,
+                        mcq_items=inputs["mcq_items"], atomic_items=inputs["atomic_items"],
+                        mcq_options=cfg.mcq_options, embedding_model=cfg.effective_embedding_model)
 
 
 def _personality_scores(env, cell, inputs):
@@ -346,7 +349,9 @@ def _leaderboard(env, cell, inputs):
 
     frames = [f for f in inputs["method_scores"].values() if f is not None and len(f)]
     scores = conform(pd.concat(frames, ignore_index=True), "method_scores") if frames else empty_frame("method_scores")
-    return build_leaderboard(scores, seed=env.config.seed)
+    cfg = env.config
+    return build_leaderboard(scores, seed=cfg.seed, coverage_threshold=cfg.coverage_threshold,
+                             methods_order=cfg.methods)
 
 
 def _plan_premise(env, cell, inputs):
@@ -387,7 +392,7 @@ def _report(env, cell, inputs):
     # The configured embedder and methods: the report measures overlap with the model the run retrieves
     # with and leaves out tables of methods dropped from the config since.
     data = build_report(cfg.data_root, categories_csv=cfg.categories_csv, embedder=env.embedder,
-                        methods=cfg.methods, seed=cfg.seed)
+                        methods=cfg.methods, seed=cfg.seed, coverage_threshold=cfg.coverage_threshold)
     paths = write_report(cfg.data_root, report_dir(cfg.data_root), report_data=data)
     return data, paths
 
@@ -522,7 +527,8 @@ STEPS: tuple[Step, ...] = (
          "Per-personality aggregates, one row per judge (CS mean, contradiction ratio, PS alignment, MCQ).",
          inputs=(Input("generations"), Input("content_similarity"), Input("factual_consistency"),
                  Input("reference_personality", InputMapping.PERSONALITY), Input("generated_personality"),
-                 Input("mcq_answers")),
+                 Input("mcq_answers"), Input("mcq_items", InputMapping.PERSONALITY),
+                 Input("atomic_items", InputMapping.PERSONALITY)),
          compute=_method_scores, means=_score_means()),
     Step("personality_scores", P, "evaluate",
          "One personality's method_scores rows across every method run so far, to compare methods for one "
@@ -530,8 +536,9 @@ STEPS: tuple[Step, ...] = (
          inputs=(Input("method_scores", InputMapping.PERSONALITY, allow_missing=True),),
          compute=_personality_scores, trigger=Trigger.ANY_UPSTREAM, means=_score_means()),
     Step("leaderboard", NONE, "evaluate",
-         "Macro averages over personalities per method and judge, with bootstrap CIs. Reads the method_scores "
-         "partitions that exist: a method not run yet is absent, not an error.",
+         "Macro averages over personalities per method, judge and metric, with bootstrap CIs, on the cells every "
+         "compared method has (plus an all-valid view), coverage and a reason for every empty value. Reads the "
+         "method_scores partitions that exist: a method not run yet is absent, not an error.",
          inputs=(Input("method_scores", InputMapping.ALL, allow_missing=True),),
          compute=_leaderboard, trigger=Trigger.ANY_UPSTREAM),
     Step("premise_verdicts", P, "premise",

@@ -10,13 +10,16 @@ from __future__ import annotations
 import pandas as pd
 import pyarrow as pa
 
-from ..metrics.scores import MACRO_METRICS
+from ..metrics.leaderboard import LEADERBOARD_FIELDS
+from ..metrics.scores import MACRO_METRICS, METHOD_SCORE_FIELDS
 
 _S = pa.string()
 _I = pa.int64()
 _F = pa.float64()
 _B = pa.bool_()
 _LS = pa.list_(pa.string())
+_LF = pa.list_(pa.float64())
+_KIND_TYPES = {"str": _S, "int": _I, "float": _F, "bool": _B, "list_str": _LS, "list_float": _LF}
 
 CALL_FIELDS: tuple[pa.Field, ...] = (
     pa.field("model", _S),
@@ -91,15 +94,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("qa_id", _S), ("position", _I), ("chosen_label", _S), ("chosen_kind", _S), ("correct_label", _S),
         ("correct", _B), ("reward", _F),
     ], calls=True),
-    "method_scores": _schema([
-        ("personality_id", _S), ("method", _S), ("judge", _S),
-        ("cs_mean", _F), ("cs_n", _I), ("cs_invalid", _I),
-        ("contradiction_ratio", _F), ("fc_n", _I), ("fc_invalid", _I),
-        ("ps_alignment", _F), ("ps_invalid", _I),
-        ("mcq3_accuracy", _F), ("mcq3_reward", _F), ("mcq4_accuracy", _F), ("mcq4_reward", _F), ("mcq_invalid", _I),
-        ("n_test_questions", _I), ("n_train_pairs", _I),
-        ("prompt_tokens", _I), ("completion_tokens", _I), ("cost_usd", _F),
-    ]),
+    # Derived from the metric registry (metrics/registry.py) through metrics.scores: one list of metrics.
+    "method_scores": _schema([(n, _KIND_TYPES[k]) for n, k in METHOD_SCORE_FIELDS]),
     "premise_verdicts": _schema([
         ("personality_id", _S), ("artifact_kind", _S), ("conclusion_id", _S), ("conclusion", _S), ("peer_id", _S),
         ("verdict", _S), ("primary_cause", _S), ("reasons", _LS), ("decontextuality_score", _F), ("labels", _LS),
@@ -115,7 +111,7 @@ SCHEMAS["user_premise_verdicts"] = SCHEMAS["premise_verdicts"]
 # P x M table): same columns, stored per personality so comparing methods needs one file.
 SCHEMAS["personality_scores"] = SCHEMAS["method_scores"]
 
-# The metrics the leaderboard macro-averages, each with a bootstrap CI: owned by metrics.scores.
+# The metrics the leaderboard macro-averages, each with a bootstrap CI: the metric registry's.
 LEADERBOARD_METRICS: tuple[str, ...] = MACRO_METRICS
 
 SCHEMAS["sft_examples"] = pa.schema([pa.field(c, _S) for c in (
@@ -127,12 +123,7 @@ SCHEMAS["ps_stability"] = pa.schema(
        for t in ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")]
 )
 
-SCHEMAS["leaderboard"] = pa.schema(
-    [pa.field("method", _S), pa.field("judge", _S), pa.field("n_personalities", _I)]
-    + [pa.field(f"{m}{suffix}", _F) for m in LEADERBOARD_METRICS for suffix in ("", "_ci_low", "_ci_high")]
-    + [pa.field(c, _I) for c in ("cs_invalid", "fc_invalid", "ps_invalid", "mcq_invalid", "prompt_tokens", "completion_tokens")]
-    + [pa.field("cost_usd", _F)]
-)
+SCHEMAS["leaderboard"] = _schema([(n, _KIND_TYPES[k]) for n, k in LEADERBOARD_FIELDS])
 
 KEY_COLUMNS: dict[str, tuple[str, ...]] = {
     "heldout_split": ("personality_id", "qa_id"),
@@ -152,7 +143,7 @@ KEY_COLUMNS: dict[str, tuple[str, ...]] = {
     "personality_scores": ("personality_id", "method", "judge"),
     "premise_verdicts": ("personality_id", "artifact_kind", "conclusion_id"),
     "user_premise_verdicts": ("conclusion_id",),
-    "leaderboard": ("method", "judge"),
+    "leaderboard": ("method", "judge", "metric", "view"),
 }
 """Columns that identify a row; a table never holds two rows with the same key."""
 
@@ -196,7 +187,8 @@ def to_table(df: pd.DataFrame, name: str) -> pa.Table:
 def _prepare(col: pd.Series, typ: pa.DataType) -> pd.Series | list:
     if pa.types.is_list(typ):
         # Tuples, numpy arrays (what Parquet round trips give back) and lists all become lists.
-        return [None if v is None or (isinstance(v, float) and v != v) else [str(x) for x in v] for v in col]
+        conv = float if pa.types.is_floating(typ.value_type) else str
+        return [None if v is None or (isinstance(v, float) and v != v) else [conv(x) for x in v] for v in col]
     if pa.types.is_integer(typ) and col.dtype.kind == "f":
         return [None if v != v else int(v) for v in col]
     if pa.types.is_string(typ) and col.dtype == object:

@@ -17,6 +17,8 @@ import pandas as pd
 from ..atomic_files import atomic_write_text
 from ..dataroot import as_root
 from ..embeddings import Embedder
+from ..metrics.leaderboard import DEFAULT_COVERAGE_THRESHOLD, empty_reason
+from ..metrics.registry import family
 from ..pipeline.tables import empty_frame
 from . import agreement, breakdowns, cost, leaderboard, mcq_analyses, overlap, paired
 from .catalog import order_methods
@@ -39,11 +41,23 @@ def _not_run(key: str, title: str, note: str) -> Section:
     return Section(key, title, "not_run", note)
 
 
+def _outputs_reason(df: pd.DataFrame, family_key: str) -> str:
+    """Why a judgment table gives nothing to analyse, with counts ("0 valid FC judgments (38 of 38 invalid)")."""
+    fam = family(family_key)
+    if df.empty:
+        return f"No {fam.source} table: not run."
+    st = df["status"].value_counts()
+    n_ok, inv, fail = int(st.get("ok", 0)), int(st.get("invalid", 0)), int(st.get("failed", 0))
+    reason = empty_reason(fam, len(df), n_ok, inv, fail, len(df) - n_ok - inv - fail)
+    return (reason or f"{n_ok} of {len(df)} {fam.noun} valid") + "."
+
+
 def _unique(df: pd.DataFrame, col: str) -> list[str]:
     return sorted(str(v) for v in df[col].dropna().unique()) if col in df.columns and not df.empty else []
 
 
-def _meta(tables: dict[str, pd.DataFrame], data_root: Path | None, title: str | None) -> dict:
+def _meta(tables: dict[str, pd.DataFrame], data_root: Path | None, title: str | None,
+          coverage_threshold: float) -> dict:
     ms, heldout = tables["method_scores"], tables["heldout_split"]
     people = sorted(set(_unique(heldout, "personality_id")) | set(_unique(ms, "personality_id")))
     cs = tables["content_similarity"]
@@ -68,6 +82,9 @@ def _meta(tables: dict[str, pd.DataFrame], data_root: Path | None, title: str | 
         "judges": sorted(judge_models),
         "judge_models": judge_models,
         "generator_models": _unique(tables["generations"], "model"),
+        # Retrieval methods' numbers depend on it: recorded on every method_scores row.
+        "embedding_models": [e for e in _unique(ms, "embedding_model") if e],
+        "coverage_threshold": coverage_threshold,
         "builder_models": builders,
         "mcq_options": sorted(int(n) for n in tables["mcq_answers"]["n_options"].dropna().unique())
         if not tables["mcq_answers"].empty else [],
@@ -89,16 +106,21 @@ def _ps_vote_sampling(tables: dict[str, pd.DataFrame]) -> str:
     return f"{n} votes per trait and side, temperature {', '.join(temps)}"
 
 
-def _leaderboard_section(ms: pd.DataFrame, seed: int) -> tuple[Section, pd.DataFrame]:
+def _leaderboard_section(ms: pd.DataFrame, seed: int, threshold: float) -> tuple[Section, pd.DataFrame]:
     title = "Leaderboard (macro averages over personalities)"
     if ms.empty:
         return _not_run("leaderboard", title, "No method_scores table: the evaluation has not run."), ms
-    board = leaderboard.leaderboard(ms, seed=seed)
-    note = ("Per-personality values averaged with equal weight per personality, 95% percentile bootstrap "
-            "intervals over personalities; per judge, never averaged across judges. Best per judge in bold. "
-            "MCQ is exact-match and judge-independent.")
+    board = leaderboard.leaderboard(ms, seed=seed, coverage_threshold=threshold,
+                                    method_order=order_methods(ms["method"]))
+    note = (f"Per judge, methods are compared on the same cells: the held-out questions (CS, FC), "
+            f"personalities (PS) and MCQ items that every method with at least {threshold:.0%} coverage has a "
+            f"valid value for (the paper's identical test sets). Per-personality values averaged with equal weight "
+            f"per personality, 95% percentile bootstrap intervals over personalities; never averaged across judges. "
+            f"Best per judge in bold; a method under the coverage threshold is flagged and never marked best. "
+            f"MCQ is exact-match and judge-independent; a malformed MCQ answer scores 0 / -0.5 (seed 000). "
+            f"Empty cells say why.")
     return Section("leaderboard", title, "ok", note,
-                   {"leaderboard": board, "invalid_outputs": leaderboard.invalid_counts(ms)}), board
+                   {"leaderboard": board, "coverage": leaderboard.coverage_table(board)}), board
 
 
 def _paired_section(ms: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None, seed: int) -> Section:
@@ -109,8 +131,9 @@ def _paired_section(ms: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None, s
     if df.empty:
         return _not_run("paired_tests", title, "None of the default comparisons (each method vs. simple, "
                         "chrono-1000 vs. memory-100, chrono-100/500/1000, wiki-long vs. wiki) has both methods run.")
-    note = ("Difference a - b of per-personality values, paired over personalities; two-sided sign-flip "
-            "permutation test (exact when 2^n <= 9999). With few personalities no p-value can be small.")
+    note = ("Difference a - b of per-personality values, each over the questions (or MCQ items) both methods have "
+            "a valid value for, paired over personalities; two-sided sign-flip "
+            "permutation test (exact enumeration up to 20 non-zero differences, Monte Carlo above). With few personalities no p-value can be small.")
     return Section("paired_tests", title, "ok", note, {"paired_tests": df})
 
 
@@ -129,7 +152,9 @@ def _tag_section(tables: dict[str, pd.DataFrame]) -> Section:
     title = "Contradiction ratio by question tag"
     df = breakdowns.by_tag(tables)
     if df.empty:
-        return _not_run("tag_breakdown", title, "Needs factual_consistency judgments and the held-out split.")
+        why = ("No heldout_split table: no question tags." if tables["heldout_split"].empty
+               else _outputs_reason(tables["factual_consistency"], "fc"))
+        return _not_run("tag_breakdown", title, why)
     return Section("tag_breakdown", title, "ok", "Pooled over judged answers; a question with several tags counts "
                    "under each.", {"by_tag": df})
 
@@ -142,7 +167,8 @@ def _category_section(tables: dict[str, pd.DataFrame], categories_csv: Path | No
     cats = breakdowns.load_categories(categories_csv)
     df = breakdowns.by_category(tables, cats)
     if df.empty:
-        return _not_run("category_breakdown", title, "No FC judgments for the personalities in the categories file.")
+        return _not_run("category_breakdown", title, "No valid FC judgment for the personalities in the categories "
+                        "file: " + _outputs_reason(tables["factual_consistency"], "fc"))
     known = set(cats["personality_id"])
     unlisted = sorted(set(tables["method_scores"].get("personality_id", [])) - known)
     note = "Pooled over judged answers." + (f" Not in the categories file: {', '.join(unlisted)}." if unlisted else "")
@@ -152,8 +178,9 @@ def _category_section(tables: dict[str, pd.DataFrame], categories_csv: Path | No
 def _mcq_section(tables: dict[str, pd.DataFrame]) -> Section:
     title = "MCQ diagnostics"
     answers = tables["mcq_answers"]
-    if answers.empty:
-        return _not_run("mcq", title, "No mcq_answers table: MCQ answering has not run.")
+    scored = answers[answers["reward"].notna()] if not answers.empty else answers
+    if scored.empty:
+        return _not_run("mcq", title, _mcq_empty_reason(tables["mcq_items"], answers))
     n_train = mcq_analyses.training_pairs_per_personality(tables["heldout_split"])
     if n_train.empty:
         n_train = tables["method_scores"].drop_duplicates("personality_id").set_index("personality_id")[
@@ -166,9 +193,28 @@ def _mcq_section(tables: dict[str, pd.DataFrame]) -> Section:
     })
 
 
+def _mcq_empty_reason(items: pd.DataFrame, answers: pd.DataFrame) -> str:
+    """Why there is no MCQ answer to analyse: no items, items all invalid/failed, answers all failed, or not run."""
+    if items.empty and answers.empty:
+        return "No mcq_items and no mcq_answers table: MCQ building and answering have not run."
+    parts = []
+    for n_opt in sorted(set(items.get("n_options", pd.Series(dtype=int)).dropna().astype(int))
+                        | set(answers.get("n_options", pd.Series(dtype=int)).dropna().astype(int))):
+        fam = family(f"mcq{n_opt}")
+        it = items[items["n_options"] == n_opt] if not items.empty else items
+        an = answers[answers["n_options"] == n_opt] if not answers.empty else answers
+        st = it["status"].value_counts() if not it.empty else pd.Series(dtype=int)
+        failed_answers = int((an["status"] == "failed").sum()) if not an.empty else 0
+        expected = max(len(it), len(an))
+        not_run = max(0, expected - int(st.get("invalid", 0)) - int(st.get("failed", 0)) - failed_answers)
+        parts.append(empty_reason(fam, expected, 0, int(st.get("invalid", 0)),
+                                  int(st.get("failed", 0)) + failed_answers, not_run))
+    return "; ".join(parts) + "."
+
+
 def _ablation_section(board: pd.DataFrame) -> Section:
     title = "Memory ablation (relevance 10/50/100 vs. random 100)"
-    df = breakdowns.memory_ablation(board)
+    df = breakdowns.memory_ablation(leaderboard.view_rows(board, "common"))
     if df.empty:
         return _not_run("memory_ablation", title, "Needs at least two of random-100, memory-10, memory-50, "
                         "memory-100 to have run.")
@@ -201,9 +247,12 @@ def _overlap_section(tables: dict[str, pd.DataFrame], embedder: Embedder | None)
         "median_best_similarity": float(q["best_similarity"].median()),
         "share_above_0_8": float((q["best_similarity"] > 0.8).mean()),
     }])
+    text = heldout[heldout["partition"] == "test"][["personality_id", "qa_id", "question"]]
+    closest = (q.dropna(subset=["best_similarity"]).merge(text, on=["personality_id", "qa_id"], how="left")
+               .sort_values("best_similarity", ascending=False, kind="stable").head(10).reset_index(drop=True))
     return Section("overlap", title, "ok", "Each held-out question's best cosine similarity to the same "
                    "personality's training questions; metrics recomputed per corpus-wide tercile.",
-                   {"summary": summary, "strata": strata, "questions": q})
+                   {"summary": summary, "strata": strata, "questions": q, "closest": closest})
 
 
 def _premise_section(verdicts: pd.DataFrame, embedder: Embedder | None) -> Section:
@@ -246,6 +295,7 @@ def build_report(
     methods: Sequence[str] | None = None,
     seed: int = 0,
     title: str | None = None,
+    coverage_threshold: float = DEFAULT_COVERAGE_THRESHOLD,
 ) -> ReportData:
     """Compute every section from the tables under ``data_root`` (or the given ``tables``).
 
@@ -258,6 +308,7 @@ def build_report(
         pairs: method pairs to test; default ``paired.default_pairs``.
         methods: report only these methods (rows of any other method in any table are dropped);
             None keeps every method found.
+        coverage_threshold: ``EvalConfig.coverage_threshold`` (see ``metrics.leaderboard``).
 
     Raises:
         ConfigError: the categories file is malformed.
@@ -269,8 +320,8 @@ def build_report(
         given.update(load_tables(root, missing))
     t = {n: (given[n] if n in given and given[n] is not None else empty_frame(n)) for n in REPORT_TABLES}
     t = _only_methods(t, methods)
-    meta = _meta(t, root, title)
-    lb, board = _leaderboard_section(t["method_scores"], seed)
+    meta = _meta(t, root, title, coverage_threshold)
+    lb, board = _leaderboard_section(t["method_scores"], seed, coverage_threshold)
     sections = [
         lb,
         _paired_section(t["method_scores"], pairs, seed),
@@ -301,7 +352,9 @@ def leaderboard_markdown(report_data: ReportData, with_ci: bool = True) -> str:
             parts.append("\n**Paired tests with p < 0.05**\n")
             parts.append("| a | b | judge | metric | a - b | p |\n|---|---|---|---|---|---|")
             for r in sig.itertuples():
-                parts.append(f"| {r.method_a} | {r.method_b} | {r.judge or 'n/a (MCQ)'} | {r.metric} | "
+                judge = leaderboard.md_text(r.judge) if r.judge else "n/a (MCQ)"
+                parts.append(f"| {leaderboard.md_text(r.method_a)} | {leaderboard.md_text(r.method_b)} | {judge} | "
+                             f"{r.metric} | "
                              f"{r.mean_difference:+.4f} | {r.p_value:.4f} |")
     return "\n".join(parts)
 
@@ -316,6 +369,7 @@ def write_report(
     methods: Sequence[str] | None = None,
     pairs: Sequence[tuple[str, str]] | None = None,
     seed: int = 0,
+    coverage_threshold: float = DEFAULT_COVERAGE_THRESHOLD,
 ) -> ReportPaths:
     """Build (unless ``report_data`` is given) and write ``report.html`` and ``report.json``.
 
@@ -329,7 +383,8 @@ def write_report(
     from .html import render_html
 
     data = report_data or build_report(data_root, categories_csv=categories_csv, embedder=embedder,
-                                       methods=methods, pairs=pairs, seed=seed)
+                                       methods=methods, pairs=pairs, seed=seed,
+                                       coverage_threshold=coverage_threshold)
     out = as_root(out_dir) if out_dir is not None else as_root(data_root) / "report"
     json_path = atomic_write_text(out / JSON_NAME, json.dumps(data.to_dict(), indent=1, ensure_ascii=False))
     html_path = atomic_write_text(out / HTML_NAME, render_html(data))

@@ -15,6 +15,7 @@ import pandas as pd
 
 from . import plots
 from .catalog import JUDGED_METRICS, MCQ_METRICS, fmt, is_missing, order_methods
+from .leaderboard import cell_text, view_rows
 from .model import ReportData, jsonable
 
 __all__ = ["render_html", "TableView", "table_view"]
@@ -105,7 +106,8 @@ def pivot_view(df: pd.DataFrame, index: list[tuple[str, str]], column: str, valu
         cells = [Cell(str(k), cls="method") for k in key]
         for c in cols:
             if c not in by.index or is_missing(by.at[c, value]):
-                cells.append(Cell("–", None, "num", f"{'|'.join(map(str, key))}|{c}"))
+                why = "not run" if c not in by.index else "no valid judgment"
+                cells.append(Cell(why, None, "num empty", f"{'|'.join(map(str, key))}|{c}"))
                 continue
             v = float(by.at[c, value])
             best = target is not None and len(cols) > 1 and abs(v - target) < 1e-12
@@ -129,28 +131,36 @@ def _metric_name(key: str) -> str:
     return names.get(key, key)
 
 
-def leaderboard_view(board: pd.DataFrame, name: str = "leaderboard") -> TableView:
-    """Table 1: methods as rows; CS, CR, PS one column per judge; then MCQ; value over its CI."""
-    judges = sorted(board["judge"].dropna().unique())
-    present = set(board.loc[board["value"].notna(), "metric"])
+def leaderboard_view(board: pd.DataFrame, name: str = "leaderboard", view: str = "common",
+                     caption: str = "") -> TableView:
+    """Table 1: methods as rows; CS, CR, PS one column per judge; then MCQ; value over its CI and
+    coverage. An empty cell says why (not run / all invalid / all failed / no items); a method under
+    the coverage threshold is marked "low coverage" and never bold."""
+    rows_df = view_rows(board, view)
+    judges = sorted(rows_df["judge"].dropna().unique())
+    present = set(rows_df["metric"])
     judged = [m for m in JUDGED_METRICS if m.key in present]
     mcq = [m for m in MCQ_METRICS if m.key in present]
     top = [("Method", 1)] + [(m.label, len(judges)) for m in judged] + [("MCQ (judge-independent)", len(mcq))] * bool(mcq)
     second = [("", 1)] + [(j, 1) for _ in judged for j in judges] + [(m.short, 1) for m in mcq]
-    index = {(r.method, r.judge if isinstance(r.judge, str) else None, r.metric): r for r in board.itertuples()}
+    index = {(r.method, r.judge if isinstance(r.judge, str) else None, r.metric): r for r in rows_df.itertuples()}
     rows = []
-    for method in order_methods(board["method"]):
+    for method in order_methods(rows_df["method"]):
         cells = [Cell(method, cls="method")]
         for m, judge in [(m, j) for m in judged for j in judges] + [(m, None) for m in mcq]:
             r = index.get((method, judge, m.key))
             key = f"{method}|{judge or ''}|{m.key}"
             if r is None or is_missing(r.value):
-                cells.append(Cell("–", None, "num", key))
+                cells.append(Cell(cell_text(r), None, "num empty", key))
                 continue
             ci = "" if is_missing(r.ci_low) else f"[{fmt(r.ci_low, m.key)}, {fmt(r.ci_high, m.key)}]"
-            cells.append(Cell(fmt(r.value, m.key), jsonable(r.value), "num" + (" best" if r.best else ""), key, ci))
+            cov = "" if is_missing(r.coverage) else f"coverage {r.coverage * 100:.0f}%"
+            flag = " flagged" if r.below_coverage else ""
+            text = fmt(r.value, m.key) + (" (low coverage)" if r.below_coverage else "")
+            cells.append(Cell(text, jsonable(r.value), "num" + (" best" if r.best else "") + flag, key,
+                              " ".join(x for x in (ci, cov) if x)))
         rows.append(cells)
-    return TableView([top, second], rows, cls="leaderboard", name=name)
+    return TableView([top, second], rows, caption, cls="leaderboard", name=name)
 
 
 def _section_views(data: ReportData) -> dict[str, dict]:
@@ -168,21 +178,35 @@ def _section_views(data: ReportData) -> dict[str, dict]:
     board = s["leaderboard"].tables.get("leaderboard", pd.DataFrame())
     if s["leaderboard"].status == "ok":
         add("leaderboard", leaderboard_view(board))
-        fig("leaderboard", plots.metrics_plot(board), "Methods against metrics, per judge (hatching) with 95% CIs.")
-        add("leaderboard", table_view(s["leaderboard"].tables["invalid_outputs"], [
-            ("method", "Method", "text"), ("judge", "Judge", "text"), ("cs_n", "CS judged", "int"),
-            ("cs_invalid", "CS invalid", "int"), ("fc_n", "FC judged", "int"), ("fc_invalid", "FC invalid", "int"),
-            ("ps_invalid", "PS invalid votes", "int"), ("mcq_invalid", "MCQ invalid", "int")],
-            "invalid_outputs", "Judged and invalid outputs (invalid ones are left out of the means)."))
+        fig("leaderboard", plots.metrics_plot(view_rows(board, "common")),
+            "Methods against metrics on the common set, per judge (hatching) with 95% CIs.")
+        add("leaderboard", table_view(s["leaderboard"].tables["coverage"].assign(
+            judge=lambda d: d["judge"].fillna("(MCQ, any)"), metric=lambda d: d["metric"].map(_metric_name),
+            below_coverage=lambda d: d["below_coverage"].map({True: "yes", False: ""})), [
+            ("method", "Method", "text"), ("judge", "Judge", "text"), ("metric", "Metric", "text"),
+            ("cells_valid", "Valid cells", "int"), ("cells_expected", "Expected", "int"),
+            ("coverage", "Coverage %", "pct"), ("below_coverage", "Below threshold", "text"),
+            ("cells_used", "Cells in common set", "int"), ("n_invalid", "Invalid", "int"),
+            ("n_failed", "Failed", "int"), ("n_not_run", "Not run", "int"),
+            ("n_malformed", "Malformed MCQ (scored)", "int"), ("empty_reason", "Why empty", "text")],
+            "coverage", "Coverage per method: cells with a valid value over cells expected; invalid, failed and "
+            "not-run outputs are counted here, never silently dropped."))
+        cov = s["leaderboard"].tables["coverage"]
+        # Complete runs need no coverage table in view; any gap opens it.
+        views["leaderboard"]["tables"][-1].collapsed = bool(len(cov)) and bool((cov["coverage"] == 1.0).all())
+        add("leaderboard", leaderboard_view(board, "leaderboard_all_valid", "all_valid",
+                                            "Second view: each method on all of its own valid cells (not a "
+                                            "common set; compare with care)."))
         views["leaderboard"]["tables"][-1].collapsed = True
     if s["paired_tests"].status == "ok":
         pt = s["paired_tests"].tables["paired_tests"]
         pt = pt.assign(judge=pt["judge"].fillna("(MCQ, any)"), metric=pt["metric"].map(_metric_name),
-                       shown=[_difference(k, v) for k, v in zip(pt["metric"], pt["mean_difference"])])
+                       shown=[_difference(k, v) if n else "no shared valid cells"
+                              for k, v, n in zip(pt["metric"], pt["mean_difference"], pt["n"])])
         add("paired_tests", table_view(pt, [
             ("method_a", "a", "text"), ("method_b", "b", "text"), ("judge", "Judge", "text"),
             ("metric", "Metric", "text"), ("shown", "mean a - b", "text"), ("p_value", "p", "p"),
-            ("n", "pairs", "int"), ("better", "favours", "text")], "paired_tests",
+            ("n", "pairs", "int"), ("cells", "shared cells", "int"), ("better", "favours", "text")], "paired_tests",
             bold=lambda r: not is_missing(r["p_value"]) and r["p_value"] < 0.05))
     if s["judge_agreement"].status == "ok":
         add("judge_agreement", table_view(s["judge_agreement"].tables["judge_agreement"], [
@@ -236,7 +260,7 @@ def _section_views(data: ReportData) -> dict[str, dict]:
             ("generation_cost_per_question", "Generation cost / q", "usd"), ("mcq_cost", "MCQ cost", "usd"),
             ("judge_cost", "Judge cost (all judges)", "usd"), ("total_cost_per_question", "Total cost / q", "usd"),
             ("cache_hit_share", "Cache hits %", "pct")], "cost"))
-        uri, xlabel = plots.frontier_plot(c, board)
+        uri, xlabel = plots.frontier_plot(c, view_rows(board, "common"))
         fig("cost", uri, f"Content Similarity against {xlabel}; dashed: methods nothing else beats at lower cost.")
     if s["overlap"].status == "ok":
         t = s["overlap"].tables
@@ -252,6 +276,12 @@ def _section_views(data: ReportData) -> dict[str, dict]:
             ("tercile", "Tercile", "text"), ("value", "Value", "num3"), ("n", "Questions", "int"),
             ("similarity_low", "Similarity from", "num3"), ("similarity_high", "to", "num3")], "overlap_strata",
             "CR and MCQ accuracy as fractions here (0.10 = 10%)."))
+        views["overlap"]["tables"][-1].collapsed = True
+        add("overlap", table_view(t["closest"], [
+            ("personality_id", "Personality", "text"), ("qa_id", "Held-out question id", "text"),
+            ("question", "Question", "text"), ("best_similarity", "Best similarity", "num3"),
+            ("tercile", "Tercile", "text")], "overlap_closest",
+            "The held-out questions closest to a training question (near-duplicates inflate retrieval scores)."))
         views["overlap"]["tables"][-1].collapsed = True
     if s["premise"].status == "ok":
         t = s["premise"].tables

@@ -11,13 +11,14 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
-from ..metrics.statistics import paired_method_test
+from ..metrics.leaderboard import mcq_rows, paired_values
+from ..metrics.statistics import paired_permutation_test
 from .catalog import JUDGED_METRICS, MCQ_METRICS, Metric, metric, order_methods
-from .leaderboard import mcq_rows
 
 __all__ = ["PAIRED_COLUMNS", "default_pairs", "compare_methods", "paired_tests"]
 
-PAIRED_COLUMNS = ["method_a", "method_b", "judge", "metric", "mean_difference", "p_value", "n", "exact", "better"]
+PAIRED_COLUMNS = ["method_a", "method_b", "judge", "metric", "mean_difference", "p_value", "n", "cells", "exact",
+                  "better"]
 N_RESAMPLES = 9999
 
 
@@ -54,7 +55,9 @@ def compare_methods(
     n_resamples: int = N_RESAMPLES,
 ) -> pd.DataFrame:
     """Paired test of ``method_a - method_b`` for every metric: per judge for judged metrics,
-    once (judge None) for MCQ. Personalities missing under either method are left out.
+    once (judge None) for MCQ. Each personality's two values are taken over the cells (questions,
+    items) both methods have a valid value for, so the pair is compared on one question set;
+    personalities missing under either method, or with no shared cell, are left out.
 
     ``better`` says which side the difference favours given the metric's direction ("a"/"b"),
     independent of significance: read it with ``p_value``.
@@ -67,14 +70,13 @@ def compare_methods(
     mcq = mcq_rows(method_scores)
     for key in keys:
         m = metric(key)
-        targets = [(j, method_scores) for j in judges] if m.judged else [(None, mcq)]
+        targets = [(j, method_scores[method_scores["judge"] == j]) for j in judges] if m.judged else [(None, mcq)]
         for judge, frame in targets:
-            j = judge if judge is not None else frame["judge"].iloc[0]
-            sub = frame if judge is not None else frame.assign(judge=j)
-            t = paired_method_test(sub, key, method_a, method_b, j, seed=seed, n_resamples=n_resamples)
+            pv = paired_values(frame, m, method_a, method_b)
+            t = paired_permutation_test(pv["a"].to_numpy(), pv["b"].to_numpy(), seed=seed, n_resamples=n_resamples)
             rows.append({"method_a": method_a, "method_b": method_b, "judge": judge, "metric": key,
-                         "mean_difference": t.mean_difference, "p_value": t.p_value, "n": t.n, "exact": t.exact,
-                         "better": _better(m, t.mean_difference)})
+                         "mean_difference": t.mean_difference, "p_value": t.p_value, "n": t.n,
+                         "cells": int(pv["cells"].sum()), "exact": t.exact, "better": _better(m, t.mean_difference)})
     return pd.DataFrame(rows, columns=PAIRED_COLUMNS)
 
 

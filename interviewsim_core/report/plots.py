@@ -53,6 +53,11 @@ def metrics_plot(board: pd.DataFrame) -> str | None:
     methods = order_methods(board["method"])
     keys = [m.key for m in METRICS if board.loc[board["metric"] == m.key, "value"].notna().any()]
     judges = sorted(board["judge"].dropna().unique())
+    # Nothing to draw (every value empty: all invalid, failed or not run) or judged values without a
+    # judge: no figure; the table beside it says why each cell is empty.
+    keys = [k for k in keys if judges or not metric(k).judged]
+    if not keys:
+        return None
     colors = method_colors(methods)
     ncol = min(4, len(keys))
     nrow = -(-len(keys) // ncol)
@@ -169,6 +174,8 @@ def frontier_plot(cost: pd.DataFrame, board: pd.DataFrame) -> tuple[str | None, 
     xcol = "total_cost_per_question" if use_cost else "prompt_tokens_per_question"
     xlabel = "total cost per held-out question (USD)" if use_cost else "prompt tokens per held-out question"
     judges = sorted(cs["judge"].dropna().unique())
+    if not judges or cs["value"].isna().all():
+        return None, ""
     colors = method_colors(cost["method"])
     fig = Figure(figsize=(5.0 * len(judges), 3.8))
     for ji, judge in enumerate(judges):

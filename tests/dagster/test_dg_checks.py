@@ -89,6 +89,25 @@ def test_mcq_leak_check_fails_when_the_context_holds_heldout_text(cfg, monkeypat
     assert MCQ_LEAK in outcome.checks_failed
 
 
+MCQ_ANSWERED = "mcq_answers:mcq_items_expected_have_answers"
+
+
+def test_mcq_check_fails_when_every_item_is_invalid(cfg, monkeypatch):
+    """All builder outputs malformed: no MCQ item, an empty mcq_answers table, and a failing check that
+    says why, instead of two checks passing "on nothing"."""
+    from interviewsim_core.llm.gateway import Gateway
+
+    monkeypatch.setattr(resources, "_gateway_for",
+                        lambda *_a: Gateway(cache=None, faults=FaultSpec(malformed_rate=1.0)))
+    outcome = _run(cfg, MCQ_STEPS)[-1]
+    assert outcome.success and MCQ_ANSWERED in outcome.checks_failed
+
+
+def test_mcq_answered_check_passes_on_a_normal_run(cfg):
+    outcome = _run(cfg, MCQ_STEPS)[-1]
+    assert MCQ_ANSWERED not in outcome.checks_failed and outcome.checks_passed >= 2
+
+
 def test_profile_check_warns_about_a_blank_long_profile(tiny_corpus, tmp_path):
     import json
 

@@ -34,8 +34,9 @@ EXPECTED = {
     "content_similarity": ("evaluate", PXM, ["generations"]),
     "factual_consistency": ("evaluate", PXM, ["fact_summary", "generations"]),
     "generated_personality": ("evaluate", PXM, ["generations"]),
-    "method_scores": ("evaluate", PXM, ["content_similarity", "factual_consistency", "generated_personality",
-                                        "generations", "mcq_answers", "reference_personality"]),
+    "method_scores": ("evaluate", PXM, ["atomic_items", "content_similarity", "factual_consistency",
+                                        "generated_personality", "generations", "mcq_answers", "mcq_items",
+                                        "reference_personality"]),
     "personality_scores": ("evaluate", P, ["method_scores"]),
     "leaderboard": ("evaluate", NONE, ["method_scores"]),
     "report": ("report", NONE, ["leaderboard", "premise_verdicts"]),
@@ -71,8 +72,9 @@ def test_graph_snapshot(tiny_corpus, tmp_path):
     checks = sorted(f"{k.asset_key.to_user_string()}:{k.name}" for k in graph.asset_check_keys)
     assert "generations:no_heldout_text_in_generation_prompts" in checks
     assert "mcq_answers:no_heldout_text_in_mcq_answering_prompts" in checks
+    assert "mcq_answers:mcq_items_expected_have_answers" in checks
     assert "generations:profile_context_present" in checks
-    assert len(checks) == 14
+    assert len(checks) == 15
     sensors = {s.name: s for s in defs.sensors}
     assert sensors[AUTOMATION_SENSOR].default_status == dg.DefaultSensorStatus.RUNNING
     assert sensors["personality_registration"].default_status == dg.DefaultSensorStatus.RUNNING

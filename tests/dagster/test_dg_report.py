@@ -165,18 +165,19 @@ def test_report_asset_uses_configured_methods_categories_and_embedder(small_run,
 
 def test_leaderboard_parquet_and_report_json_show_the_same_intervals(small_run):
     cfg = small_run["cfg"]
-    parquet = pd.read_parquet(cfg.data_root / "leaderboard.parquet").set_index(["method", "judge"])
+    parquet = pd.read_parquet(cfg.data_root / "leaderboard.parquet")
+    index = {(r["method"], r["judge"] if isinstance(r["judge"], str) else None, r["metric"], r["view"]): r
+             for r in parquet.to_dict("records")}
     board = json.loads(report_paths(cfg.data_root).json.read_text())["sections"]["leaderboard"]["tables"]["leaderboard"]
-    judges = sorted(parquet.index.get_level_values("judge").unique())
+    assert len(board) == len(index)
     bounds = 0
     for r in board:
-        for judge in [r["judge"]] if r["judge"] is not None else judges:
-            p = parquet.loc[(r["method"], judge)]
-            for key, col in (("value", r["metric"]), ("ci_low", f"{r['metric']}_ci_low"),
-                             ("ci_high", f"{r['metric']}_ci_high")):
-                if r[key] is None:
-                    assert pd.isna(p[col]), (r, col)
-                else:
-                    assert p[col] == pytest.approx(r[key], abs=1e-12), (r, col)
-                    bounds += key != "value"
+        p = index[(r["method"], r["judge"], r["metric"], r["view"])]
+        for key in ("value", "ci_low", "ci_high", "coverage"):
+            if r[key] is None:
+                assert pd.isna(p[key]), (r, key)
+            else:
+                assert p[key] == pytest.approx(r[key], abs=1e-12), (r, key)
+                bounds += key in ("ci_low", "ci_high")
+        assert bool(p["best"]) == r["best"]
     assert bounds > 0

@@ -82,8 +82,9 @@ class DevTools:
         self.ws.close()
 
 
-def open_in_chromium(html: Path, tmp: Path, screenshot: Path) -> dict:
-    """Load ``html`` and return the console errors, exceptions, log errors and non-file requests."""
+def open_in_chromium(html: Path, tmp: Path, screenshot: Path, expressions: dict[str, str] | None = None) -> dict:
+    """Load ``html`` and return the console errors, exceptions, log errors and non-file requests, plus
+    the value of each JavaScript expression in ``expressions`` (evaluated after load)."""
     exe = _chromium()
     proc = subprocess.Popen(
         [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -121,6 +122,8 @@ def open_in_chromium(html: Path, tmp: Path, screenshot: Path) -> dict:
             n_img = cdp.send("Runtime.evaluate", {
                 "expression": "Array.from(document.images).filter(i => i.complete && i.naturalWidth > 0).length",
                 "returnByValue": True})
+            evaluated = {k: cdp.send("Runtime.evaluate", {"expression": e, "returnByValue": True})["result"].get("value")
+                         for k, e in (expressions or {}).items()}
         finally:
             cdp.close()
     finally:
@@ -139,24 +142,28 @@ def open_in_chromium(html: Path, tmp: Path, screenshot: Path) -> dict:
         "requests": [e["params"]["request"]["url"] for e in ev if e.get("method") == "Network.requestWillBeSent"],
         "title": title["result"].get("value"),
         "loaded_images": n_img["result"].get("value"),
+        "evaluated": evaluated,
     }
 
 
-def _synthetic_tables() -> dict[str, pd.DataFrame]:
+def _synthetic_tables(question_text: str = "question about topic {k} again", judges=("judge-a", "judge-b"),
+                      tags=("Social Identity", "Motivations and Values", "Identity Narrative",
+                            "Psychological Traits")) -> dict[str, pd.DataFrame]:
     """Enough of a run for every plot: 4 personalities x 3 methods x 2 judges, with tags and MCQ."""
+    import pyarrow as pa
+
     from interviewsim_core.pipeline.tables import schema_of
 
     rng = np.random.default_rng(7)
-    methods, judges, people = ("simple", "chrono-100", "memory-100"), ("judge-a", "judge-b"), ("P1", "P2", "P3", "P4")
+    methods, people = ("simple", "chrono-100", "memory-100"), ("P1", "P2", "P3", "P4")
     split, gens, cs, fc, ans, scores = [], [], [], [], [], []
-    tags = ("Social Identity", "Motivations and Values", "Identity Narrative", "Psychological Traits")
     for pi, pid in enumerate(people):
         for k in range(10 + 5 * pi):
             split.append({"personality_id": pid, "qa_id": f"{pid}-tr{k}", "partition": "train", "order": k,
-                          "question": f"question about topic {k % 7} and theme {k}", "tags": [tags[k % 4]]})
+                          "question": f"question about topic {k % 7} and theme {k}", "tags": [tags[k % len(tags)]]})
         for k in range(6):
             split.append({"personality_id": pid, "qa_id": f"{pid}-te{k}", "partition": "test", "order": 100 + k,
-                          "question": f"question about topic {k} again", "tags": [tags[k % 4]]})
+                          "question": question_text.format(k=k), "tags": [tags[k % len(tags)]]})
             for mi, m in enumerate(methods):
                 gens.append({"personality_id": pid, "method": m, "qa_id": f"{pid}-te{k}", "n_context_used": 100 * mi,
                              "prompt_tokens": 80 + 1500 * mi, "completion_tokens": 30, "cost_usd": 1e-4 * (1 + 10 * mi),
@@ -178,7 +185,8 @@ def _synthetic_tables() -> dict[str, pd.DataFrame]:
                                 "prompt_tokens": 100, "completion_tokens": 5, "cost_usd": 1e-5})
         for mi, m in enumerate(methods):
             for j in judges:
-                row = {c: 0 for c in schema_of("method_scores").names}
+                row = {f.name: (0 if pa.types.is_integer(f.type) or pa.types.is_floating(f.type) else None)
+                       for f in schema_of("method_scores")}
                 row.update({"personality_id": pid, "method": m, "judge": j, "cs_mean": 2 + mi * 0.4 + rng.random(),
                             "contradiction_ratio": 0.2 - 0.05 * mi + 0.05 * rng.random(),
                             "ps_alignment": 0.7 + 0.05 * rng.random(), "mcq3_accuracy": 0.8 + 0.05 * mi,
@@ -216,3 +224,28 @@ def test_the_check_catches_a_console_error(tmp_path):
                     "<script>console.error('boom'); undefinedFunction();</script></body></html>")
     seen = open_in_chromium(page, tmp_path, tmp_path / "bad.png")
     assert seen["console_errors"] and seen["exceptions"]
+
+
+XSS = "<script>window.__pwned = 1; console.error('xss')</script>"
+
+
+def test_user_text_is_escaped_and_inert(tmp_path):
+    """Hostile text in a question, a tag, a judge label and the title is shown as text, never run."""
+    from interviewsim_core.report import build_report, write_report
+
+    tables = _synthetic_tables(question_text=XSS + " topic {k}", judges=("<b onmouseover=alert(1)>j</b>",),
+                               tags=("<img src=x onerror=\"window.__pwned=2\">", "plain"))
+    data = build_report(tables=tables, title="<script>window.__pwned=3</script>")
+    paths = write_report(tmp_path, tmp_path / "report", report_data=data)
+    html = paths.html.read_text()
+    assert "<script" not in html and "&lt;script&gt;window.__pwned = 1" in html
+    seen = open_in_chromium(paths.html, tmp_path, tmp_path / "xss.png", expressions={
+        "pwned": "typeof window.__pwned", "scripts": "document.scripts.length",
+        "imgs_with_handler": "document.querySelectorAll('[onerror],[onmouseover]').length",
+        "question_shown": "document.body.textContent.includes(\"window.__pwned = 1\")",
+        "title": "document.title"})
+    assert seen["exceptions"] == [] and seen["console_errors"] == [] and seen["log_errors"] == []
+    assert all(u.startswith(("file:", "data:")) for u in seen["requests"]), seen["requests"]
+    ev = seen["evaluated"]
+    assert ev["pwned"] == "undefined" and ev["scripts"] == 0 and ev["imgs_with_handler"] == 0
+    assert ev["question_shown"] is True and ev["title"] == "<script>window.__pwned=3</script>"

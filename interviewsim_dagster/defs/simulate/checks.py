@@ -10,7 +10,9 @@ import dagster as dg
 
 from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_core.pipeline.leaks import LeakDetector
+from interviewsim_core.pipeline.scoring import mcq_output_gaps
 from interviewsim_core.pipeline.steps import BY_NAME
+from interviewsim_core.pipeline.tables import empty_frame
 
 from ...assets_support import cells
 from ...factory import Partitions, cell_inputs, checked_config, plan_cells, run_cells, step_env
@@ -100,6 +102,7 @@ def build_checks(generations: dg.AssetsDefinition, cfg: EvalConfig) -> list[dg.A
 
 
 NO_HELDOUT_IN_MCQ_PROMPTS = "no_heldout_text_in_mcq_answering_prompts"
+MCQ_ANSWERED = "mcq_items_expected_have_answers"
 
 
 def build_mcq_checks(mcq_answers: dg.AssetsDefinition, cfg: EvalConfig) -> list[dg.AssetChecksDefinition]:
@@ -128,7 +131,37 @@ def build_mcq_checks(mcq_answers: dg.AssetsDefinition, cfg: EvalConfig) -> list[
         plans = replan(context, cfg, "mcq_answers", {"mcq_items": mcq_items})
         return _leak_result(cells(context, pxm), plans, fact_summary, context.resources.corpus, mcq_exempt)
 
-    return [no_heldout_in_mcq_prompts]
+    @dg.asset_check(
+        asset=mcq_answers,
+        name=MCQ_ANSWERED,
+        partitions_def=pxm,
+        additional_ins={"mcq_items": dg.AssetIn(partition_mapping=to_personality, metadata={ALLOW_MISSING: True}),
+                        "atomic_items": dg.AssetIn(partition_mapping=to_personality, metadata={ALLOW_MISSING: True})},
+        description="Every configured option count has scored MCQ answers when the personality has held-out "
+        "questions: an empty table (all items invalid, all calls failed) fails and says why.",
+        required_resource_keys={"eval_config", "corpus"},
+    )
+    def mcq_answered(context: dg.AssetCheckExecutionContext, mcq_answers: dict, mcq_items: dict,
+                     atomic_items: dict) -> dg.AssetCheckResult:
+        options = checked_config(context, cfg).mcq_options
+        corpus = context.resources.corpus
+        problems: list[dict] = []
+        for key, pid, method in cells(context, pxm):
+            items = mcq_items.get(pid)
+            answers = mcq_answers.get(key)
+            gaps = mcq_output_gaps(len(corpus.split(pid).test_pairs),
+                                   items if items is not None else empty_frame("mcq_items"),
+                                   answers if answers is not None else empty_frame("mcq_answers"),
+                                   options, atomic_items.get(pid))
+            if gaps:
+                problems.append({"personality": pid, "method": method, "why": gaps})
+        return dg.AssetCheckResult(
+            passed=not problems,
+            metadata={"partitions_checked": len(context.partition_keys), "partitions_failing": len(problems),
+                      "problems": dg.MetadataValue.json(problems[:20])},
+        )
+
+    return [no_heldout_in_mcq_prompts, mcq_answered]
 
 
 def mcq_exempt(call) -> list[str]:

@@ -10,8 +10,6 @@ from interviewsim_core.metrics.scores import (
     METHOD_SCORE_COLUMNS,
     contradiction_ratio,
     cs_mean,
-    macro_average,
-    mcq_scores,
     personality_scores,
     ps_alignment,
     trait_levels,
@@ -96,13 +94,43 @@ MCQ = [(3, "i1", True, 1.0, "ok"), (3, "i1", False, -1.0, "ok"), (3, "i2", False
        (4, "i1", True, 1.0, "ok"), (4, "i1", False, -0.5, "ok")]
 
 
-def test_mcq_scores_per_option_count():
-    out = mcq_scores(pd.DataFrame(mcq_rows("p", "m", MCQ)))
-    assert out["mcq3_accuracy"] == pytest.approx(1 / 3) and out["mcq3_reward"] == pytest.approx(-0.5 / 3)
-    assert out["mcq4_accuracy"] == pytest.approx(0.5) and out["mcq4_reward"] == pytest.approx(0.25)
-    assert out["mcq_invalid"] == 1
-    only3 = mcq_scores(pd.DataFrame(mcq_rows("p", "m", MCQ[:3])))
-    assert math.isnan(only3["mcq4_accuracy"]) and math.isnan(only3["mcq4_reward"])
+def test_mcq_family_per_option_count_counts_malformed_and_failed():
+    failed = [(3, "i3", None, None, "failed"), (3, "i3", None, None, "failed")]
+    df = personality_scores("p", "m", mcq_answers=pd.DataFrame(mcq_rows("p", "m", MCQ + failed)), judges=["J"])
+    row = df.iloc[0]
+    # The malformed answer is scored (0 / -0.5) and counted; the failed call's items have no value.
+    assert row.mcq3_accuracy == pytest.approx(1 / 3) and row.mcq3_reward == pytest.approx(-0.5 / 3)
+    assert row.mcq4_accuracy == pytest.approx(0.5) and row.mcq4_reward == pytest.approx(0.25)
+    assert (row.mcq3_expected, row.mcq3_n, row.mcq3_malformed, row.mcq3_failed) == (5, 3, 1, 2)
+    assert row.mcq3_cells == ["x0#3", "x1#3", "x2#3"] and row.mcq3_reward_items == [1.0, -1.0, -0.5]
+    only3 = personality_scores("p", "m", mcq_answers=pd.DataFrame(mcq_rows("p", "m", MCQ[:3])), judges=["J"])
+    assert math.isnan(only3.iloc[0].mcq4_accuracy) and only3.iloc[0].mcq4_expected == 0
+
+
+def test_mcq_items_that_were_never_answered_are_counted_by_why():
+    """20 items, all invalid: no answer rows at all, yet 20 expected and 20 invalid (not "not run")."""
+    items = pd.DataFrame([{"personality_id": "p", "item_id": f"it{i}#3", "qa_id": f"it{i}", "n_options": 3,
+                           "status": "invalid"} for i in range(20)])
+    row = personality_scores("p", "m", mcq_answers=pd.DataFrame(columns=["personality_id", "method", "n_options",
+                                                                         "item_id", "status", "reward", "correct"]),
+                             mcq_items=items, judges=["J"]).iloc[0]
+    assert (row.mcq3_expected, row.mcq3_n, row.mcq3_invalid, row.mcq3_not_run) == (20, 0, 20, 0)
+    assert math.isnan(row.mcq3_accuracy)
+
+
+def test_failed_generations_still_get_judge_level_accounting():
+    gens = pd.DataFrame([{"personality_id": "p", "method": "m", "qa_id": f"q{i}", **calls(st)}
+                         for i, st in enumerate(["ok", "ok", "failed", "invalid"])])
+    cs = pd.DataFrame(cs_rows("p", "m", "J", [4, "failed"]))
+    row = personality_scores("p", "m", generations=gens, content_similarity=cs, judges=["J"],
+                             test_qa_ids=["q0", "q1", "q2", "q3", "q4"]).iloc[0]
+    # q0 valid; q1 judge call failed; q2 generation failed; q3 generation invalid; q4 no row at all.
+    assert (row.cs_expected, row.cs_n, row.cs_failed, row.cs_invalid, row.cs_not_run) == (5, 1, 2, 1, 1)
+    assert row.cs_cells == ["q0"] and row.cs_mean_items == [4.0]
+    # PS: no valid generation would leave the generated side without votes; counted, not absent.
+    dead = gens.assign(status="failed")
+    ps = personality_scores("p", "m", generations=dead, judges=["J"]).iloc[0]
+    assert ps.ps_expected == 30 and ps.ps_failed == 15 and ps.ps_not_run == 15
 
 
 def frames():
@@ -123,18 +151,20 @@ def frames():
 
 
 def test_personality_scores_one_row_per_judge():
-    df = personality_scores("p1", "m", **frames(), n_train_pairs=17)
+    df = personality_scores("p1", "m", **frames(), n_train_pairs=17, embedding_model="text-embedding-3-small")
     assert list(df.columns) == list(METHOD_SCORE_COLUMNS)
     assert df["judge"].tolist() == ["A", "B"]
+    assert (df["embedding_model"] == "text-embedding-3-small").all()
     a, b = df.iloc[0], df.iloc[1]
-    assert (a.cs_mean, a.cs_n, a.cs_invalid) == (pytest.approx(4.0), 3, 1)
+    assert (a.cs_mean, a.cs_n, a.cs_invalid, a.cs_failed) == (pytest.approx(4.0), 3, 1, 0)
     assert (b.cs_mean, b.cs_n, b.cs_invalid) == (pytest.approx(1.5), 4, 0)
     assert (a.contradiction_ratio, a.fc_n, a.fc_invalid) == (pytest.approx(0.25), 4, 0)
-    assert (b.contradiction_ratio, b.fc_n, b.fc_invalid) == (pytest.approx(0.0), 3, 1)
+    assert (b.contradiction_ratio, b.fc_n, b.fc_invalid, b.fc_failed) == (pytest.approx(0.0), 3, 0, 1)
     assert a.ps_alignment == pytest.approx(0.7) and b.ps_alignment == pytest.approx(1.0)
+    assert a.ps_n == a.ps_expected == 30
     for row in (a, b):  # MCQ is judge-independent
         assert row.mcq3_accuracy == pytest.approx(1 / 3) and row.mcq4_reward == pytest.approx(0.25)
-        assert row.mcq_invalid == 1 and row.n_test_questions == 4 and row.n_train_pairs == 17
+        assert row.mcq3_malformed == 1 and row.n_test_questions == 4 and row.n_train_pairs == 17
     # usage: 4 generations (1000/50/0.1 each) + 3 MCQ group calls (100/5/0.01) + judge A's 4 CS + 4 FC + 15 PS.
     assert a.prompt_tokens == 4 * 1000 + 3 * 100 + (4 + 4 + 15) * 10
     assert a.completion_tokens == 4 * 50 + 3 * 5 + (4 + 4 + 15) * 2
@@ -146,48 +176,17 @@ def test_personality_scores_explicit_judges_and_missing_tables():
     df = personality_scores("p1", "m", generations=frames()["generations"], judges=["Z"], n_train_pairs=3)
     row = df.iloc[0]
     assert row.judge == "Z" and row.cs_n == 0 and math.isnan(row.cs_mean) and math.isnan(row.ps_alignment)
-    assert math.isnan(row.mcq3_accuracy) and row.mcq_invalid == 0 and row.n_test_questions == 4
+    assert row.cs_not_run == row.cs_expected == 4
+    assert math.isnan(row.mcq3_accuracy) and row.mcq3_expected == 0 and row.n_test_questions == 4
     assert personality_scores("p1", "m").empty
 
 
-def _scores(rows):
-    base = {c: 0 for c in METHOD_SCORE_COLUMNS}
-    return pd.DataFrame([{**base, **r} for r in rows])
-
-
-def test_macro_average_per_method_and_judge():
-    nan = float("nan")
-    ms = _scores([
-        {"personality_id": "p1", "method": "m", "judge": "A", "cs_mean": 4.0, "contradiction_ratio": 0.1,
-         "ps_alignment": 0.8, "mcq3_accuracy": 1.0, "cs_invalid": 2, "cost_usd": 0.5, "prompt_tokens": 10},
-        {"personality_id": "p2", "method": "m", "judge": "A", "cs_mean": 2.0, "contradiction_ratio": nan,
-         "ps_alignment": 0.6, "mcq3_accuracy": 0.5, "cs_invalid": 1, "cost_usd": 0.25, "prompt_tokens": 5},
-        {"personality_id": "p3", "method": "m", "judge": "A", "cs_mean": 3.0, "contradiction_ratio": 0.3,
-         "ps_alignment": nan, "mcq3_accuracy": 0.0},
-        {"personality_id": "p1", "method": "m", "judge": "B", "cs_mean": 5.0, "contradiction_ratio": 0.0,
-         "ps_alignment": 1.0, "mcq3_accuracy": 1.0},
-    ])
-    out = macro_average(ms, n_resamples=500, seed=1)
-    assert out[["method", "judge"]].values.tolist() == [["m", "A"], ["m", "B"]]
-    a, b = out.iloc[0], out.iloc[1]
-    assert a.n_personalities == 3 and b.n_personalities == 1
-    assert a.cs_mean == pytest.approx(3.0) and a.contradiction_ratio == pytest.approx(0.2)
-    assert a.ps_alignment == pytest.approx(0.7) and a.mcq3_accuracy == pytest.approx(0.5)
-    assert a.cs_mean_ci_low <= 3.0 <= a.cs_mean_ci_high and a.cs_mean_ci_low >= 2.0 and a.cs_mean_ci_high <= 4.0
-    assert math.isnan(b.cs_mean_ci_low) and b.cs_mean == 5.0  # one personality: no interval
-    assert a.cs_invalid == 3 and a.cost_usd == pytest.approx(0.75) and a.prompt_tokens == 15
-    plain = macro_average(ms, with_ci=False)
-    assert plain.cs_mean.tolist() == out.cs_mean.tolist() and plain.cs_mean_ci_low.isna().all()
-
-
-def test_macro_average_columns_match_the_leaderboard_schema():
-    pa = pytest.importorskip("pyarrow")
+def test_method_scores_rows_fit_the_table_schema_and_round_trip():
     tables = pytest.importorskip("interviewsim_core.pipeline.tables")
-    out = macro_average(_scores([{"personality_id": "p", "method": "m", "judge": "j"}]), with_ci=False)
-    assert list(out.columns) == tables.SCHEMAS["leaderboard"].names
-    pa.Table.from_pandas(out, schema=tables.SCHEMAS["leaderboard"], preserve_index=False)
     ms = personality_scores("p1", "m", **frames(), n_train_pairs=1)
-    pa.Table.from_pandas(ms, schema=tables.SCHEMAS["method_scores"], preserve_index=False)
+    back = tables.conform(ms, "method_scores")
+    assert back["cs_cells"].tolist() == ms["cs_cells"].tolist()
+    assert back["mcq3_reward_items"].tolist() == ms["mcq3_reward_items"].tolist()
 
 
 def _percentile_by_hand(values, seed, n_resamples, confidence=0.95):
@@ -212,31 +211,22 @@ def test_macro_interval_is_a_seeded_percentile_bootstrap_independent_of_row_orde
     assert macro_interval(values, seed=5) != ci  # the seed does drive the draws
 
 
-def test_macro_average_and_report_leaderboard_give_the_same_intervals():
-    """The leaderboard Parquet and the report show one CI for one number, whatever the row order."""
-    from interviewsim_core.report.leaderboard import leaderboard
-
-    rng = np.random.default_rng(0)
-    rows = []
-    for judge in ("A", "B"):
-        for method in ("simple", "chrono-100"):
-            for i in range(7):
-                rows.append({"personality_id": f"p{i}", "method": method, "judge": judge,
-                             "cs_mean": float(rng.uniform(1, 5)), "contradiction_ratio": float(rng.uniform(0, 0.5)),
-                             "ps_alignment": float(rng.uniform(0.4, 1)), "mcq3_accuracy": float(i % 3) / 2,
-                             "mcq3_reward": float(i % 4) / 4 - 0.25, "mcq4_accuracy": float(i % 2),
-                             "mcq4_reward": float(i % 5) / 5})
-    ms = _scores(rows)
-    # MCQ is judge-independent: give judge B the same MCQ values as judge A.
-    mcq_cols = ["mcq3_accuracy", "mcq3_reward", "mcq4_accuracy", "mcq4_reward"]
-    ms.loc[ms.judge == "B", mcq_cols] = ms.loc[ms.judge == "A", mcq_cols].to_numpy()
-    macro = macro_average(ms, seed=3).set_index(["method", "judge"])
-    board = leaderboard(ms.sample(frac=1, random_state=1), seed=3)
-    assert len(board) == 2 * 2 * 3 + 2 * 4
-    for r in board.itertuples():
-        judges = [r.judge] if isinstance(r.judge, str) else ["A", "B"]
-        for judge in judges:
-            m = macro.loc[(r.method, judge)]
-            assert (m[r.metric], m[f"{r.metric}_ci_low"], m[f"{r.metric}_ci_high"]) == pytest.approx(
-                (r.value, r.ci_low, r.ci_high), abs=1e-12), (r.method, judge, r.metric)
-            assert m[f"{r.metric}_ci_low"] < m[f"{r.metric}_ci_high"]
+def test_every_heldout_question_expects_an_item_per_configured_option_count():
+    qa = [f"q{i}" for i in range(5)]
+    atomic = pd.DataFrame({"personality_id": "p", "qa_id": qa, "status": ["ok", "invalid", "failed", "ok", "ok"]})
+    items = pd.DataFrame([{"personality_id": "p", "item_id": f"{q}#{n}", "qa_id": q, "n_options": n, "status": st}
+                          for q in ("q0", "q3", "q4") for n, st in ((3, "ok"), (4, "invalid" if q == "q4" else "ok"))])
+    answers = pd.DataFrame([{"personality_id": "p", "method": "m", "n_options": n, "item_id": f"{q}#{n}", "qa_id": q,
+                             "interview_id": "i", "correct": True, "reward": 1.0, **calls("ok")}
+                            for q in ("q0", "q3") for n in (3, 4)])
+    row = personality_scores("p", "m", mcq_answers=answers, mcq_items=items, atomic_items=atomic, mcq_options=(3, 4),
+                             test_qa_ids=qa, judges=["J"]).iloc[0]
+    # 3-option: q0, q3 answered; q4's item valid but unanswered (not run); q1, q2 had no atomic item.
+    assert (row.mcq3_expected, row.mcq3_n, row.mcq3_invalid, row.mcq3_failed, row.mcq3_not_run) == (5, 2, 1, 1, 1)
+    # 4-option: q4's item itself was invalid.
+    assert (row.mcq4_expected, row.mcq4_n, row.mcq4_invalid, row.mcq4_failed, row.mcq4_not_run) == (5, 2, 2, 1, 0)
+    assert row.mcq3_cells == ["q0", "q3"]
+    # An option count not configured expects nothing.
+    only3 = personality_scores("p", "m", mcq_answers=answers[answers.n_options == 3], mcq_items=items,
+                               atomic_items=atomic, mcq_options=(3,), test_qa_ids=qa, judges=["J"]).iloc[0]
+    assert only3.mcq4_expected == 3 and only3.mcq4_n == 0  # items seen are still counted

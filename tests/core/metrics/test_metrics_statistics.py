@@ -122,3 +122,48 @@ def test_spearman_known_value_and_edges():
     assert rho2 == pytest.approx(1.0)
     assert all(math.isnan(v) for v in spearman([1, 2], [2, 1]))
     assert all(math.isnan(v) for v in spearman([1, 1, 1], [1, 2, 3]))
+
+
+def _brute_force_p(d, alternative):
+    """Every sign pattern of every difference (zeros included) with plain Python: the definition."""
+    obs = sum(d)
+    hits = total = 0
+    for signs in itertools.product((1, -1), repeat=len(d)):
+        s = sum(x * sg for x, sg in zip(d, signs))
+        total += 1
+        if alternative == "two-sided":
+            hits += abs(s) >= abs(obs) - 1e-9
+        elif alternative == "greater":
+            hits += s >= obs - 1e-9
+        else:
+            hits += s <= obs + 1e-9
+    return hits / total
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize("case", range(6))
+def test_permutation_exact_matches_brute_force_enumeration(case, alternative):
+    """Ties, zero differences and integer-valued (CS-like) differences included."""
+    rng = np.random.default_rng(100 + case)
+    n = 4 + 2 * case
+    a = rng.integers(1, 6, size=n).astype(float) if case % 2 else rng.normal(size=n)
+    b = a - rng.choice([-1.0, 0.0, 0.5, 1.0, 2.0], size=n)
+    res = paired_permutation_test(a, b, alternative=alternative)
+    assert res.exact
+    assert res.p_value == pytest.approx(_brute_force_p(list(a - b), alternative), abs=1e-12)
+
+
+def test_permutation_is_exact_up_to_twenty_nonzero_pairs_then_monte_carlo():
+    rng = np.random.default_rng(3)
+    d = rng.normal(loc=0.3, size=20)
+    exact = paired_permutation_test(d, np.zeros(20))
+    assert exact.exact
+    # Zero differences do not count towards the 20: 20 non-zero among 30 pairs is still exact.
+    padded = paired_permutation_test(np.concatenate([d, np.zeros(10)]), np.zeros(30))
+    assert padded.exact and padded.p_value == pytest.approx(exact.p_value) and padded.n == 30
+    mc = paired_permutation_test(np.append(d, 0.1), np.zeros(21), seed=2, n_resamples=20000)
+    assert not mc.exact and 0 < mc.p_value <= 1
+    assert mc.p_value == pytest.approx(exact.p_value, abs=0.02)  # one more small pair barely moves it
+    # 2^20 patterns: the observed pattern and its mirror are the two most extreme -> 2 / 2^20.
+    big = paired_permutation_test(np.arange(1.0, 21.0), np.zeros(20))
+    assert big.exact and big.p_value == pytest.approx(2 / 2**20)

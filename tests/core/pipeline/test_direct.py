@@ -54,7 +54,8 @@ def test_row_counts(run, splits):
     assert len(t["generated_personality"]) == len(PIDS) * n_methods * 5 * 3 * n_judges
     assert len(t["mcq_items"]) == n_test * 2 and len(t["mcq_answers"]) == n_test * 2 * n_methods
     assert len(t["method_scores"]) == len(PIDS) * n_methods * n_judges
-    assert len(t["leaderboard"]) == n_methods * n_judges
+    # per view (common, all-valid): 3 judged metrics per judge + 4 judge-independent MCQ metrics, per method
+    assert len(t["leaderboard"]) == 2 * n_methods * (3 * n_judges + 4)
     assert len(t["fact_summary"]) == len(PIDS)
 
 
@@ -79,14 +80,20 @@ def test_parquet_layout_matches_returned_tables(run):
 def test_leaderboard_macro_averages_recomputed(run):
     _, _, t, _ = run
     scores, board = t["method_scores"], t["leaderboard"]
-    for rec in board.to_dict("records"):
-        rows = scores[(scores.method == rec["method"]) & (scores.judge == rec["judge"])]
-        assert rec["n_personalities"] == len(PIDS)
-        for m in LEADERBOARD_METRICS:
-            vals = [v for v in rows[m] if not np.isnan(v)]
-            assert rec[m] == pytest.approx(sum(vals) / len(vals))
-            assert rec[f"{m}_ci_low"] <= rec[m] + 1e-12 and rec[m] <= rec[f"{m}_ci_high"] + 1e-12
-        assert rec["prompt_tokens"] == rows["prompt_tokens"].sum()
+    assert set(board["view"]) == {"common", "all_valid"}
+    for rec in board[board["view"] == "all_valid"].to_dict("records"):
+        judge = rec["judge"] if isinstance(rec["judge"], str) else scores["judge"].min()
+        rows = scores[(scores.method == rec["method"]) & (scores.judge == judge)]
+        vals = [v for v in rows[rec["metric"]] if not np.isnan(v)]
+        assert rec["n_personalities"] == len(vals) == len(PIDS)
+        assert rec["value"] == pytest.approx(sum(vals) / len(vals))
+        assert rec["ci_low"] <= rec["value"] + 1e-12 and rec["value"] <= rec["ci_high"] + 1e-12
+        assert rec["metric"] in LEADERBOARD_METRICS and rec["embedding_model"] == "offline/hashing"
+    # Every output valid: the common set is every cell, so both views agree.
+    common = board[board["view"] == "common"].reset_index(drop=True)
+    valid = board[board["view"] == "all_valid"].reset_index(drop=True)
+    assert common["value"].tolist() == pytest.approx(valid["value"].tolist(), nan_ok=True)
+    assert (common["coverage"] == 1.0).all() and not common["below_coverage"].any()
 
 
 def test_unknown_personality_is_refused(tmp_path):

@@ -193,10 +193,13 @@ def test_invalid_and_failed_outputs_are_rows_not_scores(split, built, models, em
     ok_a = cs[(cs.judge == "judge-a") & (cs.status == "ok")]["score"]
     assert a["cs_invalid"] == 1 and a["cs_n"] == len(split.test_pairs) - 1
     assert a["cs_mean"] == pytest.approx(ok_a.mean())  # invalid left out, not counted as 0
-    assert b["fc_invalid"] == len(split.test_pairs) and b["fc_n"] == 0 and math.isnan(b["contradiction_ratio"])
+    assert b["fc_failed"] == len(split.test_pairs) and b["fc_n"] == 0 and math.isnan(b["contradiction_ratio"])
+    assert b["fc_invalid"] == 0 and b["fc_expected"] == len(split.test_pairs)
     assert a["ps_invalid"] == 5 and math.isnan(a["ps_alignment"])  # a trait short of 3 votes: unscored
     assert not math.isnan(b["ps_alignment"])
-    assert a["mcq3_reward"] == -0.5 and a["mcq3_accuracy"] == 0.0 and a["mcq_invalid"] == len(three)
+    # Malformed answers are scored as the seed says (-0.5) and counted, not dropped.
+    assert a["mcq3_reward"] == -0.5 and a["mcq3_accuracy"] == 0.0 and a["mcq3_malformed"] == len(three)
+    assert a["mcq3_n"] == len(three) and a["mcq3_failed"] == 0
 
 
 def test_failed_mcq_group_is_unscored(split, built, models, embedder):

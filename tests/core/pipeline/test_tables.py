@@ -33,9 +33,14 @@ def test_design_payload_columns_are_present():
     assert {"labels", "texts", "kinds", "correct_label", "shuffle_seed"} <= set(SCHEMAS["mcq_items"].names)
     assert {"chosen_label", "chosen_kind", "correct", "reward", "position"} <= set(SCHEMAS["mcq_answers"].names)
     ms = SCHEMAS["method_scores"].names
-    for col in ("cs_mean", "contradiction_ratio", "ps_alignment", "mcq3_accuracy", "mcq4_reward", "mcq_invalid",
-                "n_test_questions", "n_train_pairs", "cost_usd"):
+    for col in ("cs_mean", "contradiction_ratio", "ps_alignment", "mcq3_accuracy", "mcq4_reward", "mcq3_invalid",
+                "mcq3_failed", "mcq3_malformed", "cs_failed", "cs_not_run", "cs_cells", "cs_mean_items",
+                "embedding_model", "n_test_questions", "n_train_pairs", "cost_usd"):
         assert col in ms
+    lb = SCHEMAS["leaderboard"].names
+    for col in ("method", "judge", "metric", "view", "value", "ci_low", "ci_high", "coverage", "below_coverage",
+                "best", "empty_reason", "embedding_model"):
+        assert col in lb
     assert PER_METHOD == {"generations", "content_similarity", "factual_consistency", "generated_personality",
                           "mcq_answers", "method_scores"}
 

@@ -41,9 +41,9 @@ def _macro(df: pd.DataFrame, value: str) -> pd.Series:
     return per.groupby(["method", "judge"]).mean()
 
 
-def _lb(doc: dict, method: str, judge: str | None, metric: str) -> dict:
+def _lb(doc: dict, method: str, judge: str | None, metric: str, view: str = "common") -> dict:
     rows = [r for r in doc["sections"]["leaderboard"]["tables"]["leaderboard"]
-            if r["method"] == method and r["judge"] == judge and r["metric"] == metric]
+            if r["method"] == method and r["judge"] == judge and r["metric"] == metric and r["view"] == view]
     assert len(rows) == 1, (method, judge, metric)
     return rows[0]
 
@@ -291,21 +291,23 @@ def test_leaderboard_ci_recomputed(written, small_run):
 
 
 def test_leaderboard_parquet_and_report_show_the_same_intervals(written, small_run):
-    """The pipeline's leaderboard.parquet and report.json: one value and one CI per number."""
+    """The pipeline's leaderboard.parquet and report.json: one computation, one value and CI per number."""
     _, doc, _, _ = written
-    parquet = pd.read_parquet(small_run / "leaderboard.parquet").set_index(["method", "judge"])
+    parquet = pd.read_parquet(small_run / "leaderboard.parquet")
+    index = {(r["method"], r["judge"] if isinstance(r["judge"], str) else None, r["metric"], r["view"]): r
+             for r in parquet.to_dict("records")}
     rows = doc["sections"]["leaderboard"]["tables"]["leaderboard"]
+    assert len(rows) == len(parquet)
     checked = 0
     for r in rows:
-        for judge in ([r["judge"]] if r["judge"] is not None else list(JUDGES)):
-            p = parquet.loc[(r["method"], judge)]
-            for col, key in ((r["metric"], "value"), (f"{r['metric']}_ci_low", "ci_low"),
-                             (f"{r['metric']}_ci_high", "ci_high")):
-                if r[key] is None:
-                    assert np.isnan(p[col]), (r, col)
-                else:
-                    assert p[col] == pytest.approx(r[key], abs=1e-12), (r, col)
-                    checked += key != "value"
+        p = index[(r["method"], r["judge"], r["metric"], r["view"])]
+        for key in ("value", "ci_low", "ci_high", "coverage"):
+            if r[key] is None:
+                assert np.isnan(p[key]), (r, key)
+            else:
+                assert p[key] == pytest.approx(r[key], abs=1e-12), (r, key)
+                checked += key in ("ci_low", "ci_high")
+        assert bool(p["best"]) == r["best"] and p["embedding_model"] == r["embedding_model"] == "offline/hashing"
     assert checked >= len(METHODS) * len(JUDGES) * 3 * 2  # every judged metric's bounds at least
 
 
@@ -368,3 +370,12 @@ def test_leaderboard_markdown_for_dagster(written):
     assert lines[0].startswith("| Method | CS (judge-a) | CS (judge-b)")
     assert any(line.startswith("| simple |") for line in lines) and any(line.startswith("| chrono-100 |") for line in lines)
     assert "**" in md
+
+
+def test_header_records_the_embedder_and_the_coverage_threshold(written):
+    data, doc, _, paths = written
+    assert doc["meta"]["embedding_models"] == ["offline/hashing"] and doc["meta"]["coverage_threshold"] == 0.95
+    html = paths.html.read_text()
+    assert 'data-fact="embedding_models">offline/hashing<' in html
+    assert 'data-fact="coverage_threshold">95%<' in html
+    assert 'data-table="coverage"' in html and 'data-table="leaderboard_all_valid"' in html
