@@ -24,7 +24,7 @@ import dagster as dg
 import pandas as pd
 
 from interviewsim_core.pipeline.calls import PlannedCall, run_calls
-from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_core.pipeline.config import JUDGE_CONTRACTS, EvalConfig
 from interviewsim_core.pipeline.steps import (
     BY_NAME,
     Cell,
@@ -35,19 +35,22 @@ from interviewsim_core.pipeline.steps import (
     StepEnv,
     Trigger,
     inputs_for,
+    model_version,
     steps_for,
 )
 
 from .assets_support import CONFIG, CORPUS, LLM, SINGLE_RUN, pool_for
 from .batching import describe, gateway_delta
 from .defs.corpus.partitions import dims_of, personality_partitions, personality_x_method, to_personality
-from .defs.evaluate.automation import AFTER_ANY_UPSTREAM_UPDATE, FOLLOW_UPSTREAM, rescore_on_judge_change
+from .defs.evaluate.automation import (
+    AFTER_ANY_UPSTREAM_CONTENT_CHANGE,
+    FOLLOW_UPSTREAM,
+    catch_up_at,
+    rescore_on_judge_change,
+)
 from .io_managers import ALLOW_MISSING
 from .presenters import PRESENTERS
-
-KINDS: dict[str, set[str]] = {"report": {"html", "json"}, "sft_dataset": {"jsonl"}}
-"""Asset kinds other than ``parquet`` (the report writes its own files)."""
-
+from .versioning import versioned_output
 
 def config_hash(cfg: EvalConfig) -> str:
     return hashlib.sha256(cfg.model_dump_json().encode("utf-8")).hexdigest()[:16]
@@ -101,12 +104,33 @@ def partition_mapping(inp: Input, step: Step) -> dg.PartitionMapping | None:
     return None
 
 
+def judged_aggregate(step: Step) -> bool:
+    """A table computed (no model call) from judgments: one row or column per judge, so it changes meaning
+    with the judges. ``method_scores``, ``personality_scores``, ``leaderboard``; not the report's files."""
+    if step.calls_models or step.writes_files:
+        return False
+    return any(BY_NAME[i.step].trigger is Trigger.JUDGE_CHANGE or judged_aggregate(BY_NAME[i.step])
+               for i in step.inputs)
+
+
+def code_version(step: Step, cfg: EvalConfig) -> str | None:
+    """Core's code version; judged aggregates take the judges' identities, so the UI shows them stale
+    after a judge change together with the judgments (a compute step's version is otherwise ``None``)."""
+    if judged_aggregate(step):
+        return model_version(cfg.effective_judges, JUDGE_CONTRACTS)
+    return step.code_version(cfg)
+
+
 def automation(step: Step, cfg: EvalConfig) -> dg.AutomationCondition:
-    return {
-        Trigger.UPSTREAM: lambda: FOLLOW_UPSTREAM,
-        Trigger.JUDGE_CHANGE: lambda: rescore_on_judge_change(cfg.rescore_cron),
-        Trigger.ANY_UPSTREAM: lambda: AFTER_ANY_UPSTREAM_UPDATE,
-    }[step.trigger]()
+    cron = cfg.rescore_cron
+    if step.trigger is Trigger.JUDGE_CHANGE or (step.trigger is Trigger.UPSTREAM and judged_aggregate(step)):
+        # method_scores: re-run on the judge-change tick too, so it lands in the judgments' runs.
+        return rescore_on_judge_change(cron)
+    if step.trigger is Trigger.ANY_UPSTREAM:
+        if judged_aggregate(step):
+            return catch_up_at(cron, AFTER_ANY_UPSTREAM_CONTENT_CHANGE)
+        return AFTER_ANY_UPSTREAM_CONTENT_CHANGE
+    return FOLLOW_UPSTREAM
 
 
 def step_env(context, cfg: EvalConfig) -> StepEnv:
@@ -151,7 +175,7 @@ def plan_cells(step: Step, env: StepEnv, cells: Mapping[str | None, Cell],
     return {key: step.plan(env, cell, inputs[cell]) for key, cell in cells.items()}
 
 
-def _run_model_step(context, step: Step, env: StepEnv, gw, cells, inputs) -> dict[str | None, pd.DataFrame]:
+def _run_model_step(step: Step, env: StepEnv, gw, cells, inputs) -> tuple[dict[str | None, pd.DataFrame], dict]:
     planned = plan_cells(step, env, cells, inputs)
     with gateway_delta(gw) as stats:
         results = run_calls(gw, [p for calls in planned.values() for p in calls])
@@ -162,35 +186,40 @@ def _run_model_step(context, step: Step, env: StepEnv, gw, cells, inputs) -> dic
             results.update(run_calls(gw, [p for calls in more.values() for p in calls]))
             for k, calls in more.items():
                 planned[k] = [*planned[k], *calls]
-    frames = {k: step.assemble(env, cells[k], planned[k], results) for k in planned}
-    describe(context, frames, means=step.means, extra=stats)
-    return frames
+    return {k: step.assemble(env, cells[k], planned[k], results) for k in planned}, stats
 
 
 def _body(step: Step, cfg: EvalConfig, parts: Partitions) -> Callable[..., Any]:
     present = PRESENTERS.get(step.name)
 
     def body(context, **loaded):  # no annotation: Dagster reads it, and annotations are strings here
+        result = compute(context, **loaded)
+        if isinstance(result, dg.MaterializeResult):
+            yield result
+        else:  # content data versions, one per partition (``versioning``)
+            yield from versioned_output(context, result)
+
+    def compute(context, **loaded):
         run_cfg = checked_config(context, cfg)
         env = step_env(context, run_cfg)
         cells = run_cells(context, step, parts)
         inputs = cell_inputs(step, cells, loaded, parts)
+        stats: dict = {}
         if step.plan is not None:
-            frames = _run_model_step(context, step, env, getattr(context.resources, LLM).get(), cells, inputs)
+            frames, stats = _run_model_step(step, env, getattr(context.resources, LLM).get(), cells, inputs)
         else:
-            outputs = {k: step.compute(env, c, inputs[c]) for k, c in cells.items()}
+            frames = {k: step.compute(env, c, inputs[c]) for k, c in cells.items()}
             if step.writes_files:
-                (out,) = outputs.values()
+                (out,) = frames.values()
                 return dg.MaterializeResult(metadata=present(run_cfg, Cell(), inputs[Cell()], out) if present else {})
-            frames = outputs
-            describe(context, frames, means=step.means)
-        if present is not None:
+        if present is not None:  # the step's own headline first, then the generic table metadata
             for k, df in frames.items():
                 meta = present(run_cfg, cells[k], inputs[cells[k]], df)
                 if k is None:
                     context.add_asset_metadata(meta)
                 else:
                     context.add_asset_metadata(meta, partition_key=k)
+        describe(context, frames, means=step.means, extra=stats)
         return frames[None] if step.partitioning is Partitioning.NONE else frames
 
     body.__name__ = step.name
@@ -214,11 +243,11 @@ def asset_for(step: Step, cfg: EvalConfig, parts: Partitions) -> dg.AssetsDefini
         partitions_def=pdef,
         group_name=step.group,
         backfill_policy=SINGLE_RUN if pdef is not None else None,
-        kinds=KINDS.get(step.name, {"parquet"}),
+        kinds=set(step.kinds),
         ins=ins,
         deps=deps or None,
-        code_version=step.code_version(cfg),
-        pool=pool_for(models) if models else None,
+        code_version=code_version(step, cfg),
+        pool=pool_for(models) if step.calls_models else None,
         automation_condition=automation(step, cfg),
         description=step.description,
         required_resource_keys={CONFIG, CORPUS, LLM} if step.plan is not None else {CONFIG, CORPUS},
