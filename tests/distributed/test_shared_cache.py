@@ -55,7 +55,7 @@ def _requests(n: int = 6) -> list[CallRequest]:
 def test_round_trip_first_writer_wins_and_vectors(backend):
     url, cache = backend
     entry = CachedEntry(raw='{"score": 4}', messages=MSGS, model="openai/x", contract="cs",
-                        prompt_tokens=12, completion_tokens=5, cost_usd=0.0012)
+                        prompt_tokens=12, completion_tokens=5, cost_usd=0.0012, cached_prompt_tokens=7)
     assert cache.get("k") is None
     cache.put("k", entry)
     cache.put("k", CachedEntry(raw="other"))
