@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from .cache import Cache, CachedEntry, cache_key
+from .transport import cached_tokens_of
 from .types import CallRequest, ModelConfig
 
 __all__ = ["BATCH_PROVIDERS", "BatchLedger", "BatchOutcome", "batch_cost", "check_batch_support", "prefill"]
@@ -121,16 +122,21 @@ def _endpoint(model: ModelConfig) -> str:
     return f"{model.model}|{model.api_base or ''}"
 
 
-def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float:
-    """USD at the provider's batch rates from litellm's local price map; half the online rate if absent."""
+def batch_cost(model: str, prompt_tokens: int, completion_tokens: int, cached_prompt_tokens: int = 0) -> float:
+    """USD at the provider's batch rates from litellm's local price map; half the online rate if absent.
+
+    ``cached_prompt_tokens`` are priced at ``cache_read_input_token_cost_batches`` where the map has it,
+    else at the batch input rate (never below what the provider may charge)."""
     from .transport import cost_of, litellm_module
 
     name = model.split("/", 1)[1] if model.startswith("openai/") else model
     prices = litellm_module().model_cost.get(name) or litellm_module().model_cost.get(model) or {}
     p, c = prices.get("input_cost_per_token_batches"), prices.get("output_cost_per_token_batches")
     if p is not None and c is not None:
-        return prompt_tokens * float(p) + completion_tokens * float(c)
-    return 0.5 * cost_of(model, prompt_tokens, completion_tokens)
+        cached = min(max(0, cached_prompt_tokens), prompt_tokens)
+        read = prices.get("cache_read_input_token_cost_batches", p)
+        return (prompt_tokens - cached) * float(p) + cached * float(read) + completion_tokens * float(c)
+    return 0.5 * cost_of(model, prompt_tokens, completion_tokens, cached_prompt_tokens)
 
 
 def _messages(req: CallRequest) -> list[dict[str, str]]:
@@ -218,10 +224,11 @@ async def _collect(model: ModelConfig, batch_id: str, wanted: dict[str, CallRequ
             continue  # unreadable line: left to the online path
         usage = body.get("usage") or {}
         pt, ct = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-        cost = batch_cost(model.model, pt, ct)
+        cached = cached_tokens_of(usage)
+        cost = batch_cost(model.model, pt, ct, cached)
         req = wanted[key]
         entry = CachedEntry(raw=text, messages=tuple(_messages(req)), model=model.model, contract=req.contract,
-                            prompt_tokens=pt, completion_tokens=ct, cost_usd=cost)
+                            prompt_tokens=pt, completion_tokens=ct, cost_usd=cost, cached_prompt_tokens=cached)
         await asyncio.to_thread(cache.put, key, entry)
         answered.add(key)
         out.answered += 1

@@ -107,3 +107,19 @@ def test_batch_needs_an_openai_batch_api():
     with pytest.raises(ValueError, match="batch mode needs"):
         check_batch_support(ModelConfig(model="anthropic/claude-sonnet-4-6", batch=True))
     check_batch_support(ModelConfig(model="anthropic/claude-sonnet-4-6"))  # online is fine
+
+
+def test_batch_lines_record_cached_prompt_tokens(tmp_path):
+    from interviewsim_core.llm.testing import FakeServerConfig
+
+    system = {"role": "system", "content": "static context " * 50}
+    reqs = [CallRequest(messages=(system, {"role": "user", "content": f"question {i}"}), contract="generation",
+                        contract_version="1+1", item_id=f"q{i}") for i in range(3)]
+    with FakeBatchServer(FakeServerConfig(cache_system_prompt=True)) as srv, \
+            Gateway(cache=SqliteCache(tmp_path / "c.sqlite")) as gw:
+        results = gw.run(_model(srv), reqs)
+    assert [r.status for r in results] == ["ok"] * 3
+    assert sorted(r.cached_prompt_tokens for r in results) == [0, 100, 100]  # the first line wrote the prefix
+    warm = next(r for r in results if r.cached_prompt_tokens)
+    # gpt-4.1 has no batch cached rate in litellm's map: cached tokens at the batch input rate, never less.
+    assert warm.cost_usd == pytest.approx(batch_cost("openai/gpt-4.1", warm.prompt_tokens, warm.completion_tokens, 100))
