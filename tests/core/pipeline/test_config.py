@@ -193,3 +193,19 @@ def test_resolved_makes_every_path_absolute_once(tmp_path, monkeypatch):
     assert cfg.premise_conclusions == tmp_path / "mine.jsonl" and cfg.categories_csv == tmp_path / "cats.csv"
     assert cfg.corpus.is_absolute() and "~" not in str(cfg.corpus)
     assert cfg.resolved() == cfg
+
+
+def test_run_wide_batch_applies_to_every_model_and_refuses_providers_without_a_batch_path():
+    cfg = EvalConfig.load(env={}, overrides={"generator": "openai/gpt-4.1", "judges": "openai/gpt-4o,openai/gpt-4.1",
+                                             "builder": "openai/gpt-4.1", "premise_judge": "openai/gpt-4.1",
+                                             "batch": True})
+    models = [cfg.effective_generator, cfg.effective_builder, cfg.effective_premise_judge, *cfg.effective_judges]
+    assert all(m.batch for m in models)
+    assert cfg.generator.batch is False  # the configured model is kept; resolve applies the run-wide knob
+    assert judge_identity(cfg.effective_judges[0]) == judge_identity(cfg.judges[0])  # batch is operational
+    with pytest.raises(ConfigError, match=r"judges\[1\].*anthropic/claude-sonnet-4-5.*batch"):
+        EvalConfig.load(env={}, overrides={"generator": "openai/gpt-4.1", "judges": "openai/gpt-4o,anthropic/claude-sonnet-4-5",
+                                           "builder": "openai/gpt-4.1", "premise_judge": "openai/gpt-4.1", "batch": True})
+    with pytest.raises(ConfigError, match="max_cost_usd"):
+        EvalConfig.load(env={}, overrides={"max_cost_usd": -1})
+    assert EvalConfig().max_cost_usd == 10.0
