@@ -217,7 +217,9 @@ def demo(
     from interviewsim_core.pipeline.config import OFFLINE_MODEL, EvalConfig
 
     overrides = {"data_root": data_root, "generator": OFFLINE_MODEL, "judges": OFFLINE_MODEL,
-                 "builder": OFFLINE_MODEL, "premise_judge": OFFLINE_MODEL}
+                 "builder": OFFLINE_MODEL, "premise_judge": OFFLINE_MODEL,
+                 # The paper's PS judge stability check costs nothing offline, so the demo's report shows it.
+                 "ps_stability": True}
     env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWSIM_")}
     cfg = EvalConfig.load_resolved(env=env, overrides=overrides)
     typer.echo("InterviewSim demo: the shipped synthetic sample, offline model (a smoke-test baseline, "
