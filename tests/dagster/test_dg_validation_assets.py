@@ -61,3 +61,14 @@ def test_report_runs_after_ps_stability_and_shows_it(validation_run):
     sec = doc["sections"]["ps_stability"]
     assert sec["status"] == "ok"
     assert {r["judge"] for r in sec["tables"]["summary"]} == {j.name for j in cfg.effective_judges}
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_report_depends_on_ps_stability_only_when_enabled(tmp_path, enabled):
+    # Without the edge the report may run (or be automated) before ps_stability and say "not run";
+    # with ps_stability off the edge must not leave an undefined ps_stability asset in the graph.
+    cfg = make_config(tmp_path / "corpus", tmp_path / "data", methods="simple", ps_stability=enabled)
+    graph = build_definitions(cfg).resolve_asset_graph()
+    report_deps = graph.get(dg.AssetKey("report")).parent_keys
+    assert (dg.AssetKey("ps_stability") in report_deps) is enabled
+    assert (dg.AssetKey("ps_stability") in graph.get_all_asset_keys()) is enabled
