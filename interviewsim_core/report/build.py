@@ -161,6 +161,10 @@ def _human_section(tables: dict[str, pd.DataFrame], labels: pd.DataFrame | None,
     if labels.empty:
         return _not_run("human_agreement", title, f"The human labels file {source} has no label rows.")
     df = human_agreement(labels, tables)
+    # A kappa or Spearman over matched items can still be undefined: say so instead of a bare dash.
+    undefined = df["value"].isna() & (df["n"] > 0) & (df["note"] == "")
+    df.loc[undefined, "note"] = ("undefined: the human labels or the judge's values do not vary over the "
+                                 "matched items")
     counts = labels["metric"].value_counts()
     have = ", ".join(f"{int(counts[m])} {m}" for m in ("cs", "fc", "mcq_item_valid") if m in counts)
     note = (f"Each judge against the human labels of {source} ({have} labels), on the labelled items the judge "

@@ -166,6 +166,11 @@ def leaderboard_view(board: pd.DataFrame, name: str = "leaderboard", view: str =
 HUMAN_METRIC_NAMES = {"cs": "CS", "fc": "FC", "mcq_item_valid": "MCQ item validity"}
 
 
+def _why(df: pd.DataFrame, col: str) -> list[tuple[str, str, str]]:
+    """The "Why empty" column, only when some row is empty (a full table needs no blank column)."""
+    return [(col, "Why empty", "text")] if (df[col].astype(str) != "").any() else []
+
+
 def _section_views(data: ReportData) -> dict[str, dict]:
     """Per section: its formatted tables and figures, in display order."""
     s = data.sections
@@ -221,14 +226,14 @@ def _section_views(data: ReportData) -> dict[str, dict]:
         add("human_agreement", table_view(ha.assign(metric=ha["metric"].map(HUMAN_METRIC_NAMES)), [
             ("judge", "Judge (builder for MCQ items)", "text"), ("metric", "Metric", "text"),
             ("measure", "Measure", "text"), ("n", "n", "int"), ("value", "Value", "num3"),
-            ("note", "Why empty", "text")], "human_agreement"))
+            *_why(ha, "note")], "human_agreement"))
     if s["ps_stability"].status == "ok":
         t = s["ps_stability"].tables
         add("ps_stability", table_view(t["summary"], [
             ("judge", "Judge", "text"), ("mean_alignment", "Mean train/test alignment %", "pct"),
             ("ci_low", "CI low %", "pct"), ("ci_high", "CI high %", "pct"),
             ("n_personalities", "Personalities", "int"), ("n_undefined", "Undefined", "int"),
-            ("paper", "Paper %", "pct"), ("reason", "Why empty", "text")], "ps_stability",
+            ("paper", "Paper %", "pct"), *_why(t["summary"], "reason")], "ps_stability",
             "Train/test profile alignment per judge, beside the paper's."))
         levels = [(f"{side}_{tr}", f"{side} {tr[0].upper()}", "text") for side in ("train", "test")
                   for tr in ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")]

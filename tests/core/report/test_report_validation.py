@@ -126,6 +126,11 @@ def test_human_agreement_section_per_judge(stability_run, tmp_path):
         if scores.nunique() == 1:
             # A constant judge agrees with humans exactly as much as chance: weighted kappa 0.
             assert got.at["weighted kappa (linear)", "value"] == pytest.approx(0.0)
+    # All-Neutral humans against a judge: kappa is undefined, and the cell says why.
+    fc_rows = df[(df["metric"] == "fc") & df["value"].isna()]
+    assert len(fc_rows) > 0  # the offline judges label these answers all Neutral too
+    assert all(fc_rows["note"].str.startswith("undefined: the human labels or the judge's values do not vary"))
+    assert (df[df["value"].notna()]["note"] == "").all()
     mcq = df[df["metric"] == "mcq_item_valid"]
     assert len(mcq) == 1 and mcq.iloc[0]["n"] == 4 and mcq.iloc[0]["value"] == pytest.approx(0.75)
     assert mcq.iloc[0]["judge"] == "offline/extractive"
