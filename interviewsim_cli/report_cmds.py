@@ -120,8 +120,8 @@ def report(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     except InputValidationError as exc:  # the human labels file: every problem, nothing written
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(1) from None
+        typer.echo(f"error: --human-labels {exc}", err=True)
+        raise typer.Exit(2) from None
     paths = write_report(data_root, out, report_data=data)
     typer.echo(leaderboard_markdown(data, with_ci=False))
     not_run = [s.title for s in data.sections.values() if s.status != "ok"]

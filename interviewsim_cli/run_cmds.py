@@ -108,6 +108,20 @@ def _register(instance, corpus: str):
     return reg
 
 
+def _check_human_labels(cfg) -> None:
+    """Read the human labels file before any model call: the report step reads it last, and a typo
+    found only there would come after the whole evaluation had been paid for."""
+    if cfg.human_labels_csv is None:
+        return
+    from interviewsim_core.errors import InputValidationError
+    from interviewsim_core.metrics.human_agreement import load_human_labels
+
+    try:
+        load_human_labels(cfg.human_labels_csv)
+    except InputValidationError as exc:
+        _fail(f"human_labels_csv: {exc}", outcome.EXIT_USAGE)
+
+
 def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
     import dagster as dg
 
@@ -121,6 +135,7 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
         {"LLM cache": Path(cfg.effective_cache_path)})
     if unwritable:
         _fail("\n".join(unwritable), outcome.EXIT_ENVIRONMENT)
+    _check_human_labels(cfg)
     home = ensure_dagster_home()
     defs = build_definitions(cfg)
     typer.echo(f"config saved for `interviewsim ui`: {save_last_run_config(cfg, home)}")

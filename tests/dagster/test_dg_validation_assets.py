@@ -72,3 +72,25 @@ def test_report_depends_on_ps_stability_only_when_enabled(tmp_path, enabled):
     report_deps = graph.get(dg.AssetKey("report")).parent_keys
     assert (dg.AssetKey("ps_stability") in report_deps) is enabled
     assert (dg.AssetKey("ps_stability") in graph.get_all_asset_keys()) is enabled
+
+
+def test_run_refuses_a_bad_human_labels_file_before_any_model_call(tiny_corpus, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from interviewsim_cli import app
+
+    bad = tmp_path / "human.csv"
+    bad.write_text("personality_id,method,qa_id,metric,value\nTINY_ALDER,simple,q1,cs,9\nTINY_ALDER,,q2,fc,Neutral\n")
+    config = tmp_path / "interviewsim.yaml"
+    config.write_text(f"human_labels_csv: {bad}\n")
+    home, data = tmp_path / "home", tmp_path / "data"
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.delenv("INTERVIEWSIM_CONFIG", raising=False)
+    res = CliRunner().invoke(app, ["run", "--corpus", str(tiny_corpus), "--data-root", str(data),
+                                   "--config", str(config), "--methods", "simple", "--generator",
+                                   "offline/extractive", "--judges", "offline/extractive"])
+    assert res.exit_code == 2, res.output
+    assert "2 problem(s)" in res.output
+    assert "$[line 2].value: [value]" in res.output and "$[line 3].method: [blank]" in res.output
+    assert not data.exists() or not any(data.rglob("*.parquet"))
+    assert not home.exists() or not any(home.rglob("runs.db"))

@@ -160,7 +160,7 @@ def test_bad_human_labels_list_every_problem_and_write_nothing(stability_run, tm
     assert all(p.file == str(bad) for p in exc.value.problems)
     out = tmp_path / "out"
     res = CliRunner().invoke(app, ["report", "--data-root", str(root), "--out", str(out), "--human-labels", str(bad)])
-    assert res.exit_code == 1
+    assert res.exit_code == 2  # like a bad --categories file: a usage error
     for line in ("[line 2].value: [value]", "[line 3].metric: [metric]", "[line 4].method: [blank]"):
         assert line in res.output
     assert "3 problem(s)" in res.output and not out.exists()
