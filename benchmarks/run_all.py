@@ -17,7 +17,7 @@ import time
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-BENCHMARKS = ("bench_leaks", "bench_retrieval", "bench_gateway", "bench_orchestration", "bench_cache", "bench_scale")
+BENCHMARKS = ("bench_leaks", "bench_retrieval", "bench_gateway", "bench_orchestration", "bench_cache", "bench_scale", "bench_ui")
 QUICK_ARGS: dict[str, list[str]] = {
     "bench_leaks": ["--quick"],
     "bench_gateway": ["--n", "200", "--rounds", "1"],

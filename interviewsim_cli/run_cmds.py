@@ -1,4 +1,4 @@
-"""``interviewsim run | demo | ui | register``: the Dagster-backed commands.
+"""``interviewsim run | demo | register``: the Dagster-backed commands (``ui`` is in ``ui_cmds``).
 
 Every command works on the project's Dagster instance (``DAGSTER_HOME``; ``<repo>/.dagster_home``
 when unset, created with the repo's ``dagster.yaml``), so headless runs appear in ``interviewsim ui``.
@@ -122,7 +122,7 @@ def _check_human_labels(cfg) -> None:
         _fail(f"human_labels_csv: {exc}", outcome.EXIT_USAGE)
 
 
-def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
+def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool = False) -> int:
     import dagster as dg
 
     from interviewsim_core.errors import ConfigError
@@ -155,7 +155,8 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
         started = time.time()
         with slots.SlotWatcher(instance, typer.echo):
             outcomes = execute(defs, instance, specs, progress=typer.echo,
-                               dagster_log_level="INFO" if verbose else "WARNING")
+                               dagster_log_level="INFO" if verbose else "WARNING",
+                               skip_up_to_date=not force)
     from interviewsim_core.llm.cache import cache_write_errors
 
     # Answers kept in the tables but not cached (disk full, read-only file): a path could not be written.
@@ -163,7 +164,11 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool) -> int:
     for problem in cache_problems:
         typer.echo(f"error: {problem}; the tables hold those answers, a re-run would pay for them again", err=True)
     typer.echo(f"Parquet tables under {cfg.data_root}")
-    summary = outcome.summarise(outcomes, len(specs), reg.problems, reg.stale, Path(cfg.data_root),
+    # Skipping up-to-date partitions (``--force`` off) can make fewer or more runs than planned specs; a
+    # failure stops at once, so "planned" is what ran when everything succeeded.
+    ran_all = all(o.success for o in outcomes)
+    n_planned = len(outcomes) if ran_all else max(len(specs), len(outcomes))
+    summary = outcome.summarise(outcomes, n_planned, reg.problems, reg.stale, Path(cfg.data_root),
                                 chosen, methods or cfg.methods, cfg.invalid_rate_threshold)
     if summary.run_failed:
         typer.echo("run failed: see the step errors above, or the run in the UI (interviewsim ui)", err=True)
@@ -196,12 +201,15 @@ def run(
     config: Optional[Path] = typer.Option(None, "--config", help="YAML/TOML config file (flags win over it)."),
     assets: Optional[str] = typer.Option(None, "--assets", help="Asset name(s), comma-separated, or a Dagster selection (e.g. 'content_similarity+')."),
     verbose: bool = typer.Option(False, "--verbose", help="Also print Dagster's own step log."),
+    force: bool = typer.Option(False, "--force", help="Re-run partitions that are up to date (current code, unchanged inputs)."),
 ) -> None:
     """Materialise the evaluation graph headless on the project's Dagster instance (runs show in the UI).
 
     --methods restricts the run to those methods (all personalities: a single-method backfill);
     --personalities to those people (all methods: a single-personality backfill). The configured
     method set (config file / INTERVIEWSIM_METHODS) defines the partitions; --methods may add to it.
+    Partitions already materialised with the current code on unchanged inputs are skipped (--force
+    re-runs them), so a new method does not re-materialise every personality's shared assets.
     """
     cfg = _config({}, config)
     chosen_methods = _split(methods)
@@ -221,7 +229,7 @@ def run(
         check_retrieval_embedder(cfg)
     except ConfigError as exc:
         _fail(f"error: {exc}")
-    raise typer.Exit(_materialise(cfg, _split(personalities), chosen_methods, assets, verbose))
+    raise typer.Exit(_materialise(cfg, _split(personalities), chosen_methods, assets, verbose, force))
 
 
 def demo(
@@ -259,30 +267,6 @@ def demo(
     raise typer.Exit(code)
 
 
-def ui(
-    host: str = typer.Option("127.0.0.1", "--host", "-h", help="Interface the webserver listens on."),
-    port: int = typer.Option(3000, "--port", "-p", help="Webserver port."),
-) -> None:
-    """Start ``dagster dev`` (webserver + daemon) on the project's workspace and instance."""
-    home = ensure_dagster_home()
-    last_run = home / LAST_RUN_CONFIG
-    if os.environ.get("INTERVIEWSIM_CONFIG"):
-        typer.echo(f"UI config: {os.environ['INTERVIEWSIM_CONFIG']} (INTERVIEWSIM_CONFIG, set by you)")
-    elif last_run.is_file():
-        os.environ["INTERVIEWSIM_CONFIG"] = str(last_run)
-        typer.echo(f"UI config: {last_run} (the last `interviewsim run`; set INTERVIEWSIM_CONFIG to override)")
-    else:
-        typer.echo("UI config: defaults and INTERVIEWSIM_* variables (no `interviewsim run` on this instance yet)")
-    workspace = REPO_ROOT / "workspace.yaml"
-    target = ["-w", str(workspace)] if workspace.is_file() else ["-m", "interviewsim_dagster.definitions"]
-    dagster = Path(sys.executable).with_name("dagster")
-    exe = str(dagster) if dagster.exists() else "dagster"
-    args = [exe, "dev", *target, "-h", host, "-p", str(port)]
-    typer.echo(f"DAGSTER_HOME={os.environ['DAGSTER_HOME']}")
-    typer.echo(" ".join(args))
-    os.execvpe(exe, args, os.environ)
-
-
 def register_cmd(
     corpus: Path = typer.Option(..., "--corpus", help="Corpus folder (or one prepared_input.json)."),
 ) -> None:
@@ -303,5 +287,4 @@ def register_cmd(
 def register(app: typer.Typer) -> None:
     app.command("run")(run)
     app.command("demo")(demo)
-    app.command("ui")(ui)
     app.command("register")(register_cmd)

@@ -30,6 +30,13 @@ from .resources import CorpusResource, EvalConfigResource, GatewayResource
 
 AUTOMATION_SENSOR = "interviewsim_automation"
 
+EXECUTOR = dg.in_process_executor
+"""Every step of a run in the run's own process. Dagster's default (multiprocess) starts a Python per
+step, and each imports dagster, pandas and litellm again: 40-58 s per UI run on two cores for work
+the CLI's in-process runs do in 2-3 s. Steps of one run share the machine's cores through the
+gateway's async batches anyway; parallelism across runs comes from the run queue
+(``max_concurrent_runs``) and the pools. ``benchmarks/bench_ui.py`` measures UI runs against the CLI."""
+
 
 def build_resources(cfg: EvalConfig) -> dict[str, object]:
     return {
@@ -71,10 +78,12 @@ def build_definitions(cfg: EvalConfig) -> dg.Definitions:
                 AUTOMATION_SENSOR,
                 target=dg.AssetSelection.all(),
                 default_status=dg.DefaultSensorStatus.RUNNING,
+                minimum_interval_seconds=cfg.automation_interval_s,
                 description="Evaluates every asset's automation condition: new personalities, judge changes.",
             ),
         ],
         resources=build_resources(cfg),
+        executor=EXECUTOR,
     )
 
 

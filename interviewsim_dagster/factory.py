@@ -24,7 +24,7 @@ import dagster as dg
 import pandas as pd
 
 from interviewsim_core.pipeline.calls import PlannedCall, run_calls
-from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_core.pipeline.config import JUDGE_CONTRACTS, EvalConfig
 from interviewsim_core.pipeline.steps import (
     BY_NAME,
     Cell,
@@ -35,15 +35,22 @@ from interviewsim_core.pipeline.steps import (
     StepEnv,
     Trigger,
     inputs_for,
+    model_version,
     steps_for,
 )
 
 from .assets_support import CONFIG, CORPUS, LLM, SINGLE_RUN, pool_for
 from .batching import describe, gateway_delta
 from .defs.corpus.partitions import dims_of, personality_partitions, personality_x_method, to_personality
-from .defs.evaluate.automation import AFTER_ANY_UPSTREAM_UPDATE, FOLLOW_UPSTREAM, rescore_on_judge_change
+from .defs.evaluate.automation import (
+    AFTER_ANY_UPSTREAM_CONTENT_CHANGE,
+    FOLLOW_UPSTREAM,
+    catch_up_at,
+    rescore_on_judge_change,
+)
 from .io_managers import ALLOW_MISSING
 from .presenters import PRESENTERS
+from .versioning import versioned_output
 
 KINDS: dict[str, set[str]] = {"report": {"html", "json"}, "sft_dataset": {"jsonl"}}
 """Asset kinds other than ``parquet`` (the report writes its own files)."""
@@ -101,12 +108,33 @@ def partition_mapping(inp: Input, step: Step) -> dg.PartitionMapping | None:
     return None
 
 
+def judged_aggregate(step: Step) -> bool:
+    """A table computed (no model call) from judgments: one row or column per judge, so it changes meaning
+    with the judges. ``method_scores``, ``personality_scores``, ``leaderboard``; not the report's files."""
+    if step.calls_models or step.writes_files:
+        return False
+    return any(BY_NAME[i.step].trigger is Trigger.JUDGE_CHANGE or judged_aggregate(BY_NAME[i.step])
+               for i in step.inputs)
+
+
+def code_version(step: Step, cfg: EvalConfig) -> str | None:
+    """Core's code version; judged aggregates take the judges' identities, so the UI shows them stale
+    after a judge change together with the judgments (a compute step's version is otherwise ``None``)."""
+    if judged_aggregate(step):
+        return model_version(cfg.effective_judges, JUDGE_CONTRACTS)
+    return step.code_version(cfg)
+
+
 def automation(step: Step, cfg: EvalConfig) -> dg.AutomationCondition:
-    return {
-        Trigger.UPSTREAM: lambda: FOLLOW_UPSTREAM,
-        Trigger.JUDGE_CHANGE: lambda: rescore_on_judge_change(cfg.rescore_cron),
-        Trigger.ANY_UPSTREAM: lambda: AFTER_ANY_UPSTREAM_UPDATE,
-    }[step.trigger]()
+    cron = cfg.rescore_cron
+    if step.trigger is Trigger.JUDGE_CHANGE or (step.trigger is Trigger.UPSTREAM and judged_aggregate(step)):
+        # method_scores: re-run on the judge-change tick too, so it lands in the judgments' runs.
+        return rescore_on_judge_change(cron)
+    if step.trigger is Trigger.ANY_UPSTREAM:
+        if judged_aggregate(step):
+            return catch_up_at(cron, AFTER_ANY_UPSTREAM_CONTENT_CHANGE)
+        return AFTER_ANY_UPSTREAM_CONTENT_CHANGE
+    return FOLLOW_UPSTREAM
 
 
 def step_env(context, cfg: EvalConfig) -> StepEnv:
@@ -171,6 +199,13 @@ def _body(step: Step, cfg: EvalConfig, parts: Partitions) -> Callable[..., Any]:
     present = PRESENTERS.get(step.name)
 
     def body(context, **loaded):  # no annotation: Dagster reads it, and annotations are strings here
+        result = compute(context, **loaded)
+        if isinstance(result, dg.MaterializeResult):
+            yield result
+        else:  # content data versions, one per partition (``versioning``)
+            yield from versioned_output(context, result)
+
+    def compute(context, **loaded):
         run_cfg = checked_config(context, cfg)
         env = step_env(context, run_cfg)
         cells = run_cells(context, step, parts)
@@ -219,7 +254,7 @@ def asset_for(step: Step, cfg: EvalConfig, parts: Partitions) -> dg.AssetsDefini
         kinds=KINDS.get(step.name, {"parquet"}),
         ins=ins,
         deps=deps or None,
-        code_version=step.code_version(cfg),
+        code_version=code_version(step, cfg),
         pool=pool_for(models) if models else None,
         automation_condition=automation(step, cfg),
         description=step.description,

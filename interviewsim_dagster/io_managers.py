@@ -67,7 +67,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
                 raise TypeError(f"{asset}: an unpartitioned asset must return a DataFrame, got {type(obj).__name__}")
             path = self._path(context, None)
             write_frame(obj, asset, path)
-            context.add_output_metadata({"path": dg.MetadataValue.path(str(path)), "row_count": len(obj)})
+            context.add_output_metadata({"path": dg.MetadataValue.path(str(path))})
             return
         keys = list(context.asset_partition_keys)
         frames = _frames_by_key(asset, keys, obj)
@@ -76,7 +76,9 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             path = self._path(context, key)
             write_frame(frames[key], asset, path)
             paths.append(path)
-        meta: dict[str, object] = {"row_count": sum(len(frames[k]) for k in keys), "partitions_written": len(keys)}
+        # Row counts are per partition (the asset's ``rows``): a run-wide total here would sit next to each
+        # partition's own count on every partition's materialisation and contradict it.
+        meta: dict[str, object] = {"partitions_written": len(keys)}
         if len(paths) == 1:
             meta["path"] = dg.MetadataValue.path(str(paths[0]))
         else:

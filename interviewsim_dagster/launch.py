@@ -176,31 +176,49 @@ def execute(
     specs: Sequence[RunSpec],
     progress: Callable[[str], None] = print,
     dagster_log_level: str = "WARNING",
+    skip_up_to_date: bool = False,
 ) -> list[RunOutcome]:
-    """Run each spec in process on ``instance`` (so the runs are in its history); stop at the first failure."""
+    """Run each spec in process on ``instance`` (so the runs are in its history); stop at the first failure.
+
+    ``skip_up_to_date``: leave out asset partitions materialised with the current code on unchanged
+    inputs (``freshness``), decided just before each spec runs; ``interviewsim run --force`` turns it off.
+    """
+    from . import freshness
+
     outcomes: list[RunOutcome] = []
     run_config = {"loggers": {"console": {"config": {"log_level": dagster_log_level}}}}
-    for i, spec in enumerate(specs, start=1):
-        progress(f"[{i}/{len(specs)}] {spec.describe()}")
-        t0 = time.perf_counter()
-        job = defs.resolve_job_def(spec.job)
-        result = job.execute_in_process(
-            instance=instance, asset_selection=list(spec.assets), tags={**range_tags(spec), **owner_tags()},
-            run_config=run_config, raise_on_error=False,
-        )
-        outcome = _outcome(spec, result, time.perf_counter() - t0)
-        outcomes.append(outcome)
-        status = "ok" if outcome.success else "FAILED"
-        checks = f", checks {outcome.checks_passed} passed" + (
-            f", {len(outcome.checks_failed)} failed: {', '.join(outcome.checks_failed)}" if outcome.checks_failed else ""
-        )
-        progress(f"      {status} in {outcome.seconds:.1f} s: {outcome.materializations} partition "
-                 f"materialisation(s){checks} (run {outcome.run_id[:8]})")
-        if not outcome.success:
-            for ev in result.all_events:
-                if ev.is_step_failure:
-                    progress(f"      step {ev.step_key} failed: {ev.step_failure_data.error.message.strip()}")
-            break
+    graph = defs.resolve_asset_graph()
+    methods = freshness.configured_methods(graph)
+    for i, planned in enumerate(specs, start=1):
+        runs = [planned]
+        if skip_up_to_date:
+            people = list(instance.get_dynamic_partitions(PERSONALITY))
+            parts = freshness.spec_partitions(planned, graph, people, methods)
+            runs = freshness.narrow(planned, parts, graph, instance, methods)
+            if not runs:
+                progress(f"[{i}/{len(specs)}] {planned.describe()}: up to date, skipped (--force re-runs it)")
+                continue
+        for spec in runs:
+            progress(f"[{i}/{len(specs)}] {spec.describe()}")
+            t0 = time.perf_counter()
+            job = defs.resolve_job_def(spec.job)
+            result = job.execute_in_process(
+                instance=instance, asset_selection=list(spec.assets), tags={**range_tags(spec), **owner_tags()},
+                run_config=run_config, raise_on_error=False,
+            )
+            outcome = _outcome(spec, result, time.perf_counter() - t0)
+            outcomes.append(outcome)
+            status = "ok" if outcome.success else "FAILED"
+            checks = f", checks {outcome.checks_passed} passed" + (
+                f", {len(outcome.checks_failed)} failed: {', '.join(outcome.checks_failed)}" if outcome.checks_failed else ""
+            )
+            progress(f"      {status} in {outcome.seconds:.1f} s: {outcome.materializations} partition "
+                     f"materialisation(s){checks} (run {outcome.run_id[:8]})")
+            if not outcome.success:
+                for ev in result.all_events:
+                    if ev.is_step_failure:
+                        progress(f"      step {ev.step_key} failed: {ev.step_failure_data.error.message.strip()}")
+                return outcomes
     return outcomes
 
 

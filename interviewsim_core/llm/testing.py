@@ -70,6 +70,9 @@ class FakeServerConfig:
     reply: Callable[[list[dict[str, Any]]], str] = echo_reply
     """Scripted replies by prompt content, so contract parsers can be exercised."""
     embedding_dim: int = 16
+    record_path: str | None = None
+    """Append one JSON line per answered request (path, status, body) to this file, flushed at once:
+    how a test reads what a server in another process saw (``python -m interviewsim_core.llm.testing``)."""
     reject_key: bool = False
     """Answer every chat request 401, repeating the bearer key it was sent (as some providers do):
     the way to test that a key echoed in an error is redacted."""
@@ -270,6 +273,10 @@ class FakeOpenAIServer:
                 c.in_flight -= 1
                 c.by_status[status] = c.by_status.get(status, 0) + 1
                 entry["status"] = status
+                if cfg.record_path:
+                    line = {"path": path, "status": status, "body": entry["body"]}
+                    with open(cfg.record_path, "a", encoding="utf-8") as fh:
+                        fh.write(json.dumps(line) + "\n")
 
     def _chat(self, req: dict[str, Any], malformed: bool) -> dict[str, Any]:
         messages = req.get("messages") or []
@@ -310,9 +317,20 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rate-limit-rate", type=float, default=0.0)
     p.add_argument("--server-error-rate", type=float, default=0.0)
     p.add_argument("--malformed-rate", type=float, default=0.0)
+    p.add_argument("--reply", default="echo",
+                   help="echo the prompt, or MODULE:FUNCTION, a reply(messages) -> str to import "
+                        "(the tests' offline-model stand-in: fakes:offline_reply, with tests/core/pipeline on PYTHONPATH)")
+    p.add_argument("--record", default=None, help="append one JSON line per request to this file")
     a = p.parse_args(argv)
+    reply = echo_reply
+    if a.reply != "echo":
+        import importlib
+
+        module, _, name = a.reply.partition(":")
+        reply = getattr(importlib.import_module(module), name)
     cfg = FakeServerConfig(latency_s=a.latency, rate_limit_rate=a.rate_limit_rate,
-                           server_error_rate=a.server_error_rate, malformed_rate=a.malformed_rate)
+                           server_error_rate=a.server_error_rate, malformed_rate=a.malformed_rate,
+                           reply=reply, record_path=a.record)
     srv = FakeOpenAIServer(cfg, port=a.port)
     srv.start()
     print(f"PORT {srv.port}", flush=True)

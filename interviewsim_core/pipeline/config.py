@@ -140,6 +140,8 @@ class EvalConfig(BaseModel):
     metric) is flagged, left out of the common question set and never marked best."""
     rescore_cron: str = "0 3 * * *"
     """When the automation re-materialises judgment assets whose judge changed."""
+    automation_interval_s: int = Field(default=30, ge=5)
+    """Seconds between ticks of the Dagster automation sensor (new partitions, judge changes)."""
     premise_conclusions: Path | None = None
     """JSONL of your own conclusions (``{conclusion, peer_id, window, conclusion_id}`` per line) for the
     ``user_premise_verdicts`` asset; ``None`` leaves that asset out of the graph rather than defining an empty one."""

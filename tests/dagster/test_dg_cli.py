@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import dagster as dg
 from typer.testing import CliRunner
 
@@ -35,15 +37,16 @@ def test_run_command_materialises_one_personality_on_the_instance(tiny_corpus, t
 
 
 def _ui(monkeypatch) -> dict:
-    """Invoke `interviewsim ui` with dagster dev's exec replaced by a recorder."""
-    from interviewsim_cli import app, run_cmds
+    """Invoke `interviewsim ui` with dagster dev's supervisor replaced by a recorder."""
+    from interviewsim_cli import app, ui_cmds
 
     seen: dict = {}
 
-    def fake_exec(exe, args, env):
-        seen.update(exe=exe, args=args, config=env.get("INTERVIEWSIM_CONFIG"))
+    def fake_supervise(args, env, cwd):
+        seen.update(exe=args[0], args=args, config=env.get("INTERVIEWSIM_CONFIG"), env=env, cwd=cwd)
+        return 0
 
-    monkeypatch.setattr(run_cmds.os, "execvpe", fake_exec)
+    monkeypatch.setattr(ui_cmds, "supervise", fake_supervise)
     result = CliRunner().invoke(app, ["ui"])
     assert result.exit_code == 0, result.output
     seen["output"] = result.output
@@ -126,6 +129,31 @@ def test_ui_without_a_previous_run_says_it_uses_the_environment(tmp_path, monkey
     monkeypatch.delenv("INTERVIEWSIM_CONFIG", raising=False)
     seen = _ui(monkeypatch)
     assert seen["config"] is None and "no `interviewsim run`" in seen["output"]
+
+
+def test_ui_starts_dagster_in_the_instance_folder_with_user_paths_kept(tmp_path, monkeypatch):
+    """dagster dev runs in DAGSTER_HOME (no dagster.yaml warning); relative paths still mean the user's folder."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.delenv("INTERVIEWSIM_CONFIG", raising=False)
+    monkeypatch.delenv("INTERVIEWSIM_DATA_ROOT", raising=False)
+    monkeypatch.setenv("INTERVIEWSIM_CORPUS", "my_corpus")
+    monkeypatch.chdir(tmp_path)
+    seen = _ui(monkeypatch)
+    assert Path(seen["cwd"]) == home.resolve()
+    assert seen["env"]["INTERVIEWSIM_CORPUS"] == str(tmp_path.resolve() / "my_corpus")
+    assert seen["env"]["INTERVIEWSIM_DATA_ROOT"] == str(tmp_path.resolve() / "data_out")  # the default, pinned
+    assert "dev_command" in seen["env"]["PYTHONWARNINGS"]
+
+
+def test_ui_leaves_a_data_root_set_in_the_config_file_alone(tmp_path, monkeypatch):
+    config = tmp_path / "c.yaml"
+    config.write_text("data_root: elsewhere\n")
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("INTERVIEWSIM_CONFIG", str(config))
+    monkeypatch.delenv("INTERVIEWSIM_DATA_ROOT", raising=False)
+    seen = _ui(monkeypatch)
+    assert "INTERVIEWSIM_DATA_ROOT" not in seen["env"]
 
 
 # --- issue 10: stale personalities, unregister, exit codes, real reasons -------------------------------

@@ -61,21 +61,34 @@ def test_reads_the_methods_that_exist_and_lists_the_missing_ones(partial):
         assert "cs_mean" in meta["preview"].value and meta["rows"].value == len(df)
 
 
+def _judge_changed(cfg):
+    """The same config with the judge's sampling seed changed: a new judge identity, as after a judge change."""
+    return cfg.model_copy(update={"judges": tuple(j.model_copy(update={"seed": 7}) for j in cfg.effective_judges)})
+
+
 def test_rescore_on_a_partial_corpus_reaches_personality_scores_and_the_leaderboard(partial):
     """``eager`` would wait forever for the chrono-100 partitions; the named condition does not."""
     defs, instance, cfg = partial["defs"], partial["instance"], partial["cfg"]
     first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
     assert first.total_requested == 0
-    # A re-score of one cell (what the judge-change automation launches), then the next tick.
-    spec = launch.plan_runs(defs, instance, cfg.methods, personalities=["TINY_ALDER"], methods=[RUN],
+    # Re-materialising a cell with identical content launches nothing downstream (content versions).
+    same = launch.plan_runs(defs, instance, cfg.methods, personalities=["TINY_ALDER"], methods=[RUN],
                             selection="method_scores")
-    assert all(o.success for o in launch.execute(defs, instance, spec, progress=lambda _m: None))
-    second = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
+    assert all(o.success for o in launch.execute(defs, instance, same, progress=lambda _m: None))
+    unchanged = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
+    assert unchanged.get_num_requested(dg.AssetKey("personality_scores")) == 0
+    assert unchanged.get_num_requested(dg.AssetKey("leaderboard")) == 0
+    # A re-score of one cell after a judge change (what the automation launches), then the next tick.
+    defs2 = build_definitions(_judge_changed(cfg))
+    spec = launch.plan_runs(defs2, instance, cfg.methods, personalities=["TINY_ALDER"], methods=[RUN],
+                            selection="method_scores")
+    assert all(o.success for o in launch.execute(defs2, instance, spec, progress=lambda _m: None))
+    second = dg.evaluate_automation_conditions(defs=defs2, instance=instance, cursor=unchanged.cursor)
     assert second.get_num_requested(dg.AssetKey("personality_scores")) == 1  # TINY_ALDER only
     assert second.get_num_requested(dg.AssetKey("leaderboard")) == 1
     assert second.get_num_requested(dg.AssetKey("generations")) == 0
     # Handled once: nothing new upstream, nothing requested again.
-    third = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=second.cursor)
+    third = dg.evaluate_automation_conditions(defs=defs2, instance=instance, cursor=second.cursor)
     assert third.get_num_requested(dg.AssetKey("personality_scores")) == 0
     assert third.get_num_requested(dg.AssetKey("leaderboard")) == 0
 

@@ -99,20 +99,27 @@ def test_leaderboard_metadata_carries_the_report_tables(small_run):
 
 def test_premise_partitions_show_the_attribution_split_first(small_run):
     meta = _latest(small_run["instance"], "premise_verdicts", PEOPLE[0])
-    names = list(meta)  # the IO manager's own entries (path, row_count) come first, then the asset's
+    names = list(meta)  # the IO manager's own entries (path, partitions_written) come first, then the asset's
     assert names.index("attribution_split") < min(names.index(n) for n in ("pass_rate", "rows", "preview"))
     for line in ("PRESENT_IN_WINDOW", "ABSENT_FROM_WINDOW", "ABSENT_EVERYWHERE"):
         assert line in meta["attribution_split"].value
     assert "pass_rate" in meta and "label_clusters" in meta
 
 
-def test_report_follows_a_new_leaderboard(small_run):
+def test_report_follows_a_changed_leaderboard_not_a_rewritten_one(small_run):
     defs, instance, cfg = small_run["defs"], small_run["instance"], small_run["cfg"]
     first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
     assert first.get_num_requested(dg.AssetKey("report")) == 0
     specs = launch.plan_runs(defs, instance, cfg.methods, selection="leaderboard")
     assert all(o.success for o in launch.execute(defs, instance, specs, progress=lambda _m: None))
-    second = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
+    same = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
+    assert same.get_num_requested(dg.AssetKey("report")) == 0  # identical content: nothing to redo
+    # A judge change gives the leaderboard a new version (its rows are per judge): the report follows.
+    cfg2 = cfg.model_copy(update={"judges": tuple(j.model_copy(update={"seed": 7}) for j in cfg.effective_judges)})
+    defs2 = build_definitions(cfg2)
+    specs = launch.plan_runs(defs2, instance, cfg2.methods, selection="leaderboard")
+    assert all(o.success for o in launch.execute(defs2, instance, specs, progress=lambda _m: None))
+    second = dg.evaluate_automation_conditions(defs=defs2, instance=instance, cursor=same.cursor)
     assert second.get_num_requested(dg.AssetKey("report")) == 1
 
 

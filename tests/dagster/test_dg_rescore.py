@@ -12,6 +12,8 @@ from interviewsim_dagster import launch, resources
 from interviewsim_dagster.definitions import build_definitions
 
 JUDGMENT_ASSETS = {"reference_personality", "content_similarity", "factual_consistency", "generated_personality"}
+AGGREGATES = {"method_scores", "personality_scores", "leaderboard"}
+"""Per-judge aggregates: versioned by the judges too, so they show as stale after a judge change."""
 OFFLINE = "offline/extractive"
 
 
@@ -49,11 +51,11 @@ def judged_twice(tiny_corpus, tmp_path, monkeypatch):
     return cfg1, cfg2
 
 
-def test_judge_change_changes_exactly_the_judgment_code_versions(judged_twice):
+def test_judge_change_changes_exactly_the_judged_code_versions(judged_twice):
     cfg1, cfg2 = judged_twice
     before, after = _code_versions(build_definitions(cfg1)), _code_versions(build_definitions(cfg2))
     changed = {k for k in before if before[k] != after[k]}
-    assert changed == JUDGMENT_ASSETS
+    assert changed == JUDGMENT_ASSETS | AGGREGATES
     assert before["generations"] is not None and before["generations"] == after["generations"]
 
 
@@ -72,7 +74,7 @@ def test_rescore_requests_only_judgments_and_makes_no_generation_calls(judged_tw
     second = dg.evaluate_automation_conditions(defs=defs2, instance=instance, cursor=first.cursor)
     requested = {k.to_user_string() for k in defs2.resolve_asset_graph().get_all_asset_keys()
                  if second.get_num_requested(k)}
-    # The judgments whose judge changed, and (eager, same tick) their per-personality aggregate;
+    # The judgments whose judge changed, and (same tick, so the same runs) their per-cell aggregate;
     # nothing upstream: generations and the builder's artefacts stay as they are.
     assert requested == JUDGMENT_ASSETS | {"method_scores"}
     assert second.get_num_requested(dg.AssetKey("content_similarity")) == 2 * 2  # every P x M partition

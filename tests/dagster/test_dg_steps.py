@@ -7,6 +7,7 @@ from dg_helpers import make_config
 
 from interviewsim_core.pipeline.runner import TABLE_STEPS, cells_of
 from interviewsim_core.pipeline.steps import STEPS, Partitioning, edges, steps_for
+from interviewsim_dagster import factory
 from interviewsim_dagster.definitions import build_definitions
 
 PARTITIONING = {"-": Partitioning.NONE, "personality": Partitioning.PERSONALITY,
@@ -61,7 +62,9 @@ def test_same_steps_and_edges(tiny_corpus, tmp_path):
         assert set(nodes) == {s.name for s in steps}
         assert found == _core_edges(steps)
         for s in steps:
-            assert nodes[s.name] == (s.partitioning, s.code_version(cfg), s.group), s.name
+            # Core's version, except judged aggregates, which the factory versions by the judges.
+            assert nodes[s.name] == (s.partitioning, factory.code_version(s, cfg), s.group), s.name
+            assert factory.code_version(s, cfg) == s.code_version(cfg) or factory.judged_aggregate(s)
     # The configured file and switches add their steps.
     assert {"user_premise_verdicts", "training_personality", "ps_stability", "sft_examples",
             "sft_dataset"} <= {s.name for s in steps}

@@ -88,11 +88,14 @@ def test_cli_run_exits_non_zero_when_answers_were_not_cached(tmp_path, monkeypat
     def fake_execute(defs, instance, specs, **kw):
         cache = SqliteCache(cfg.effective_cache_path)  # what a step's worker process would hold
         cache._record_write_error(CacheWriteError(cache.path, OSError(27, "File too large")))
-        return [SimpleNamespace(success=True) for _ in specs]
+        return [SimpleNamespace(success=True, checks_failed=[]) for _ in specs]
 
     monkeypatch.setattr(launch, "plan_runs", lambda *a, **k: ["one run"])
     monkeypatch.setattr(launch, "execute", fake_execute)
-    assert run_cmds._materialise(cfg, None, None, None, False) == 1
+    from interviewsim_cli.outcome import EXIT_ENVIRONMENT
+
+    assert run_cmds._materialise(cfg, None, None, None, False) == EXIT_ENVIRONMENT  # a path could not be written
     # and a clean run of the same shape exits 0 (an old note does not fail later runs)
-    monkeypatch.setattr(launch, "execute", lambda defs, instance, specs, **kw: [SimpleNamespace(success=True)])
+    monkeypatch.setattr(launch, "execute",
+                        lambda defs, instance, specs, **kw: [SimpleNamespace(success=True, checks_failed=[])])
     assert run_cmds._materialise(cfg, None, None, None, False) == 0

@@ -1,0 +1,128 @@
+"""Which asset partitions ``interviewsim run`` may skip: materialised with the current code, on inputs
+whose content has not changed since.
+
+Why: re-materialising an up-to-date partition costs no model call (the cache answers) but writes a
+new materialisation, and before content versions that alone made the automation re-run every
+method downstream. Skipping is decided per asset partition, just before its job runs, so a
+partition whose upstream was re-run in this very command with different content is re-run too.
+
+"Up to date" means: a materialisation exists; its code version is the asset's current one (for
+versioned assets: model identities, judges); and every upstream partition it reads has the same
+data version now as just before that materialisation (``versioning``: a content hash).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import dagster as dg
+
+from .defs.corpus.partitions import METHOD, PERSONALITY, dims_of, pxm_key
+from .versioning import DATA_VERSION_TAG
+
+CODE_VERSION_TAG = "dagster/code_version"
+
+
+def _latest(instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None, before: int | None = None):
+    flt = dg.AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None,
+                                before_storage_id=before)
+    mats = instance.fetch_materializations(flt, limit=1).records
+    obs = instance.fetch_observations(flt, limit=1).records
+    return mats[0] if mats else None, max(mats + obs, key=lambda r: r.storage_id, default=None)
+
+
+def data_version(instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None,
+                 before: int | None = None) -> str | None:
+    """The partition's data version (its latest materialisation or observation), optionally as of ``before``."""
+    _, rec = _latest(instance, key, partition, before)
+    event = rec.asset_event if rec is not None else None
+    return (event.tags or {}).get(DATA_VERSION_TAG) if event is not None else None
+
+
+def parent_partitions(child_pdef, parent_pdef, partition: str | None, instance: dg.DagsterInstance,
+                      methods: Sequence[str]) -> list[str | None]:
+    """The parent partitions one child partition reads, for this project's three partitionings."""
+    if parent_pdef is None:
+        return [None]
+    registered = list(instance.get_dynamic_partitions(PERSONALITY))
+    parent_is_pxm = isinstance(parent_pdef, dg.MultiPartitionsDefinition)
+    if child_pdef is None:
+        return [str(pxm_key(p, m)) for p in registered for m in methods] if parent_is_pxm else registered
+    dims = dims_of(child_pdef, partition)
+    if parent_is_pxm:
+        if METHOD in dims:
+            return [partition]
+        return [str(pxm_key(dims[PERSONALITY], m)) for m in methods]
+    return [dims[PERSONALITY]]
+
+
+def is_up_to_date(graph, instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None,
+                  methods: Sequence[str]) -> bool:
+    node = graph.get(key)
+    mat, _ = _latest(instance, key, partition)
+    if mat is None:
+        return False
+    tags = mat.asset_materialization.tags or {}
+    if node.code_version is not None and tags.get(CODE_VERSION_TAG) != node.code_version:
+        return False
+    for parent in node.parent_keys:
+        pnode = graph.get(parent)
+        for pp in parent_partitions(node.partitions_def, pnode.partitions_def, partition, instance, methods):
+            now = data_version(instance, parent, pp)
+            if now is None:
+                continue  # an upstream partition not run (allowed for the aggregates); nothing changed there
+            if data_version(instance, parent, pp, before=mat.storage_id) != now:
+                return False
+    return True
+
+
+def narrow(spec, partitions: Sequence[str | None], graph, instance: dg.DagsterInstance,
+           methods: Sequence[str]) -> list:
+    """``spec`` (a ``launch.RunSpec``) cut down to the outdated (asset, partition) pairs it covers.
+
+    An asset downstream of an outdated asset of the same run is outdated for that partition too
+    (its input is about to be rewritten). Returns ``[spec]`` when everything is outdated, ``[]`` when
+    nothing is, else one spec per partition with the assets it needs.
+    """
+    keys = list(spec.assets)  # topological order
+    todo: dict[str | None, list[dg.AssetKey]] = {}
+    for p in partitions:
+        stale: list[dg.AssetKey] = []
+        for k in keys:
+            upstream_rerun = any(parent in stale for parent in graph.get(k).parent_keys)
+            if upstream_rerun or not is_up_to_date(graph, instance, k, p, methods):
+                stale.append(k)
+        if stale:
+            todo[p] = stale
+    if not todo:
+        return []
+    if len(todo) == len(partitions) and all(len(v) == len(keys) for v in todo.values()):
+        return [spec]
+    return [replace(spec, assets=tuple(v), start=p, end=p) for p, v in todo.items()]
+
+
+def spec_partitions(spec, graph, personalities: Sequence[str], methods: Sequence[str]) -> list[str | None]:
+    """Every partition key a ``RunSpec`` covers (its range spelled out), in run order."""
+    if spec.start is None:
+        return [None]
+
+    def span(order: Sequence[str], a: str, b: str) -> list[str]:
+        i, j = order.index(a), order.index(b)
+        return list(order[i:j + 1])
+
+    pdef = graph.get(spec.assets[0]).partitions_def
+    first, last = dims_of(pdef, spec.start), dims_of(pdef, spec.end or spec.start)
+    people = span(personalities, first[PERSONALITY], last[PERSONALITY])
+    if METHOD not in first:
+        return people
+    return [str(pxm_key(p, m)) for p in people for m in span(methods, first[METHOD], last[METHOD])]
+
+
+def configured_methods(graph) -> list[str]:
+    """The method partition keys, in configured order (empty if no P x M asset is defined)."""
+    for key in graph.get_all_asset_keys():
+        pdef = graph.get(key).partitions_def
+        if isinstance(pdef, dg.MultiPartitionsDefinition):
+            return list(pdef.get_partitions_def_for_dimension(METHOD).get_partition_keys())
+    return []

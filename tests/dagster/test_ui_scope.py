@@ -1,0 +1,166 @@
+"""Through the UI's GraphQL API, with the automation sensor on: a backfill does what it was asked.
+
+One real ``interviewsim ui`` (webserver + daemon) and one fake OpenAI-compatible server (answering
+as the offline model, recording every request) serve the module; the tests run in file order:
+
+1. everything is run headless first (``interviewsim run``), then the UI starts;
+2. a backfill of one personality x one method, on a cold model cache: over the next two automation
+   ticks nothing else runs, and the server saw exactly the requests ``interviewsim run --force`` makes
+   for that cell (so nothing of the other personality or method, and nothing twice);
+3. a method is added to the config and the code location reloaded: only that method's partitions
+   (and the aggregates that read them) run;
+4. a judge change shows ``method_scores``, ``personality_scores`` and ``leaderboard`` stale, with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from dg_helpers import PEOPLE, write_person
+from ui_harness import BIN, REPO, DagsterUI, FakeModelServer, wait_for
+
+from interviewsim_dagster.definitions import AUTOMATION_SENSOR
+
+pytestmark = pytest.mark.slow
+
+P1, P2 = PEOPLE
+M1, M2, M_NEW = "simple", "chrono-100", "chrono-500"  # no retrieval: no embedder to configure
+PER_PERSON = ("heldout_split", "fact_summary", "atomic_items", "mcq_items", "reference_personality", "premise_verdicts")
+PER_CELL = ("generations", "mcq_answers", "content_similarity", "factual_consistency", "generated_personality",
+            "method_scores")
+KEY_VAR = "FAKE_MODEL_KEY"
+TICK_WAIT_S = 240  # generous: two cores shared with other test runs
+
+
+def _write_config(world: dict, **changes) -> None:
+    model = {"model": "openai/fake-model", "api_base": world["server"].base_url, "api_key_env": KEY_VAR}
+    cfg = {"corpus": str(world["corpus"]), "data_root": str(world["data"]), "methods": [M1, M2],
+           "generator": model, "judges": [model], "builder": model, "premise_judge": model,
+           "automation_interval_s": 5}
+    cfg.update(changes)
+    tmp = world["config"].with_suffix(".tmp")
+    tmp.write_text(yaml.safe_dump(cfg))
+    os.replace(tmp, world["config"])
+
+
+def _cli_run(world: dict, *args: str) -> str:
+    """``interviewsim run`` in its own process, as a user runs it (no gateway or cache state shared with us)."""
+    proc = subprocess.run([str(BIN / "interviewsim"), "run", "--config", str(world["config"]), *args],
+                          env=world["env"], cwd=world["tmp"], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+def _wipe_cache(world: dict) -> None:
+    for f in (world["data"] / ".cache").glob("llm.sqlite*"):
+        f.unlink()
+
+
+def _wait_ticks(ui: DagsterUI, after: float, n: int = 2) -> None:
+    wait_for(f"{n} automation ticks", lambda: len(ui.finished_ticks_after(AUTOMATION_SENSOR, after)) >= n,
+             TICK_WAIT_S)
+
+
+def _idle(ui: DagsterUI) -> bool:
+    return not [r for r in ui.runs() if r["status"] in ("QUEUED", "NOT_STARTED", "STARTING", "STARTED")]
+
+
+def _partitions_since(ui: DagsterUI, assets, after: float) -> dict[str, set]:
+    return {a: {m["partition"] for m in ui.materializations(a, after)} for a in assets}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ui_scope")
+    corpus = tmp / "corpus"
+    for pid in PEOPLE:
+        write_person(corpus, pid)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("INTERVIEWSIM_", "DAGSTER_"))}
+    env.update(DAGSTER_HOME=str(tmp / "dagster_home"), INTERVIEWSIM_CONFIG=str(tmp / "interviewsim.yaml"),
+               PYTHONPATH=str(REPO), LITELLM_LOCAL_MODEL_COST_MAP="True", **{KEY_VAR: "sk-fake-test-key"})
+    with FakeModelServer(tmp) as server:
+        w = {"tmp": tmp, "corpus": corpus, "data": tmp / "data", "config": tmp / "interviewsim.yaml",
+             "server": server, "env": env}
+        _write_config(w)
+        _cli_run(w)  # everything, headless, before the UI (and its automation) starts
+        with DagsterUI(env, cwd=tmp, log=tmp / "ui.log") as ui:
+            w["ui"] = ui
+            _wait_ticks(ui, 0, n=1)  # the sensor's first tick: it must not launch anything by itself
+            assert ui.runs() and all(r["tags"].get("dagster/sensor_name") != AUTOMATION_SENSOR for r in ui.runs())
+            yield w
+
+
+def test_backfill_of_one_cell_runs_only_that_cell(world):
+    ui, server = world["ui"], world["server"]
+    _wipe_cache(world)  # cold cache: every call the backfill makes reaches the server
+    seen_before = len(server.requests())
+    t0 = time.time()
+    backfill = ui.launch_backfill_by_asset({**{a: P1 for a in PER_PERSON}, **{a: f"{M1}|{P1}" for a in PER_CELL}})
+    status = wait_for("the backfill to finish", lambda: (s := ui.backfill_status(backfill)).startswith(
+        ("COMPLETED", "FAILED", "CANCELED")) and s, TICK_WAIT_S * 2)
+    assert status == "COMPLETED_SUCCESS", ui.output()[-3000:]
+    done = time.time()
+    _wait_ticks(ui, done)
+    wait_for("runs to finish", lambda: _idle(ui), TICK_WAIT_S)
+
+    launched = [r for r in ui.runs() if r["creationTime"] >= t0]
+    by_sensor = [r for r in launched if r["tags"].get("dagster/sensor_name") == AUTOMATION_SENSOR]
+    assert by_sensor == [], f"the automation re-ran what the backfill rewrote unchanged: {by_sensor}"
+    assert all(r["tags"].get("dagster/backfill") == backfill for r in launched)
+    got = _partitions_since(ui, PER_PERSON + PER_CELL + ("personality_scores", "leaderboard"), t0)
+    assert got == {**{a: {P1} for a in PER_PERSON}, **{a: {f"{M1}|{P1}"} for a in PER_CELL},
+                   "personality_scores": set(), "leaderboard": set()}
+    ui_calls = server.requests()[seen_before:]
+    assert ui_calls, "the backfill made no model call on a cold cache"
+
+    # The same cell through the CLI on a cold cache: the UI asked the server exactly this, nothing more.
+    _wipe_cache(world)
+    seen = len(server.requests())
+    _cli_run(world, "--personalities", P1, "--methods", M1, "--assets", ",".join(PER_PERSON + PER_CELL), "--force")
+    cli_calls = server.requests()[seen:]
+    assert sorted(r["body"] for r in ui_calls) == sorted(r["body"] for r in cli_calls)
+    assert not [r for r in ui_calls if P2 in r["body"]]
+
+
+def test_a_new_method_runs_only_its_own_partitions(world):
+    ui = world["ui"]
+    _write_config(world, methods=[M1, M2, M_NEW])
+    t0 = time.time()
+    ui.reload_location()
+    cells = {f"{M_NEW}|{p}" for p in PEOPLE}
+    wait_for("the new method's scores", lambda: {m["partition"] for m in ui.materializations("method_scores", t0)}
+             >= cells, TICK_WAIT_S * 3)
+    wait_for("runs to finish", lambda: _idle(ui), TICK_WAIT_S)
+    _wait_ticks(ui, time.time())
+    wait_for("runs to finish", lambda: _idle(ui), TICK_WAIT_S)
+
+    got = _partitions_since(ui, PER_PERSON + PER_CELL, t0)
+    assert got == {**{a: set() for a in PER_PERSON}, **{a: cells for a in PER_CELL}}
+    launched = [r for r in ui.runs() if r["creationTime"] >= t0]
+    assert launched and all(r["tags"].get("dagster/sensor_name") == AUTOMATION_SENSOR for r in launched)
+    # The aggregates that read the new partitions follow.
+    wait_for("personality_scores to follow", lambda: _partitions_since(ui, ("personality_scores",), t0)[
+        "personality_scores"] == set(PEOPLE), TICK_WAIT_S)
+    wait_for("the leaderboard to follow", lambda: ui.materializations("leaderboard", t0), TICK_WAIT_S)
+
+
+def test_a_judge_change_shows_the_aggregates_stale_with_the_reason(world):
+    ui = world["ui"]
+    model = {"model": "openai/fake-model", "api_base": world["server"].base_url, "api_key_env": KEY_VAR}
+    # Stop the automation from re-scoring before we look: the cron path alone would act, at 03:00.
+    ui.set_sensor_running(AUTOMATION_SENSOR, False)
+    _write_config(world, methods=[M1, M2, M_NEW], judges=[{**model, "seed": 7}])
+    ui.reload_location()
+    for asset, partition in (("content_similarity", f"{M1}|{P1}"), ("method_scores", f"{M1}|{P1}"),
+                             ("personality_scores", P1), ("leaderboard", None)):
+        status = ui.stale_status(asset, partition)
+        assert status["staleStatus"] == "STALE", (asset, status)
+        reasons = [c["reason"] for c in status["staleCauses"] if c["key"]["path"] == [asset]]
+        assert any("code version" in r for r in reasons), (asset, status["staleCauses"])
+    # Generations are not judged: a judge change leaves them current.
+    assert ui.stale_status("generations", f"{M1}|{P1}")["staleStatus"] == "FRESH"

@@ -1,0 +1,291 @@
+"""A real ``interviewsim ui`` (``dagster dev``: webserver + daemon) and a fake model server, each in
+its own process group, for tests that drive the UI through GraphQL as a user's browser would.
+
+Why processes and not in-process fakes: the behaviours under test (the automation sensor's ticks,
+runs launched by the daemon in their own processes, what a model server is asked) only exist in
+the deployed shape. Both processes listen on 127.0.0.1 only and are stopped by process group
+however the test ends (``with`` blocks; a failed start stops what it started).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from interviewsim_core.llm.testing import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+LOCATION = "interviewsim"
+REPOSITORY = "__repository__"
+
+
+def wait_for(what: str, probe: Callable[[], Any], timeout_s: float, every_s: float = 1.0) -> Any:
+    """Poll ``probe`` until it returns something truthy; fail naming ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(every_s)
+    raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}; last value: {last!r}")
+
+
+def _stop_group(proc: subprocess.Popen, sig: int = signal.SIGTERM, grace_s: float = 15.0) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # whatever of the group is left, children included
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, state) of every process, from /proc."""
+    out = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[int(stat.parent.name)] = (int(fields[1]), fields[0])
+    return out
+
+
+def descendants(pid: int) -> set[int]:
+    """Every living process below ``pid`` (whatever process group or session it moved to)."""
+    procs = _processes()
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {p for p, (ppid, state) in procs.items() if ppid in frontier and state != "Z"} - found
+        found |= frontier
+    return found
+
+
+def alive(pids: Iterable[int]) -> set[int]:
+    procs = _processes()
+    return {p for p in pids if p in procs and procs[p][1] != "Z"}
+
+
+class FakeModelServer:
+    """``python -m interviewsim_core.llm.testing`` answering as the offline model (``fakes.offline_reply``),
+    recording every request."""
+
+    def __init__(self, workdir: Path):
+        self.record = workdir / "fake_server_requests.jsonl"
+        self.proc: subprocess.Popen | None = None
+        self.port = 0
+
+    def __enter__(self) -> "FakeModelServer":
+        self.record.write_text("")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "interviewsim_core.llm.testing", "--latency", "0", "--reply", "fakes:offline_reply",
+             "--record", str(self.record)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests" / "core" / "pipeline")]),
+                 "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        )
+        try:
+            line = self.proc.stdout.readline()  # "PORT n" once listening; EOF if it died
+            if not line.startswith("PORT "):
+                raise RuntimeError(f"fake model server did not start: {line!r}")
+            self.port = int(line.split()[1])
+        except BaseException:
+            _stop_group(self.proc)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            _stop_group(self.proc, grace_s=5)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def requests(self) -> list[dict]:
+        """Every request seen so far, in arrival order (``path``, ``status``, ``body``)."""
+        return [json.loads(line) for line in self.record.read_text().splitlines() if line.strip()]
+
+
+class DagsterUI:
+    """``interviewsim ui`` on a free port with the given environment; GraphQL helpers for the tests."""
+
+    def __init__(self, env: dict[str, str], cwd: Path, log: Path):
+        self.env = env
+        self.cwd = cwd
+        self.log = log
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> "DagsterUI":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self, timeout_s: float = 300) -> None:
+        with open(self.log, "ab") as out:
+            self.proc = subprocess.Popen(
+                [str(BIN / "interviewsim"), "ui", "--port", str(self.port)], env=self.env, cwd=self.cwd,
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        try:
+            wait_for("the code location to load", self._location_loaded, timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self, sig: int = signal.SIGTERM) -> float:
+        """Signal ``interviewsim ui`` (only it: it stops its own children); returns seconds until it exited."""
+        if self.proc is None:
+            return 0.0
+        t0 = time.monotonic()
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+        seconds = time.monotonic() - t0
+        _stop_group(self.proc, signal.SIGKILL)
+        return seconds
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    # -- GraphQL -----------------------------------------------------------------------------
+    def gql(self, query: str, variables: dict | None = None, timeout_s: float = 60) -> dict:
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/graphql",
+            data=json.dumps({"query": query, "variables": variables or {}}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+            body = json.loads(resp.read())
+        if body.get("errors"):
+            raise AssertionError(f"GraphQL errors: {body['errors']}")
+        return body["data"]
+
+    def _location_loaded(self) -> bool:
+        assert self.proc is not None and self.proc.poll() is None, f"interviewsim ui exited:\n{self.output()[-3000:]}"
+        try:
+            data = self.gql("""{ workspaceOrError { ... on Workspace { locationEntries {
+                name loadStatus locationOrLoadError { __typename ... on PythonError { message } } } } } }""", timeout_s=10)
+        except (OSError, urllib.error.URLError):
+            return False
+        for entry in data["workspaceOrError"].get("locationEntries") or []:
+            if entry["name"] == LOCATION and entry["loadStatus"] == "LOADED":
+                loaded = entry["locationOrLoadError"]
+                assert loaded["__typename"] == "RepositoryLocation", f"code location failed to load: {loaded}"
+                return True
+        return False
+
+    def reload_location(self, timeout_s: float = 300) -> None:
+        self.gql(f'mutation {{ reloadRepositoryLocation(repositoryLocationName: "{LOCATION}") {{ __typename }} }}')
+        wait_for("the code location to reload", self._location_loaded, timeout_s)
+
+    def launch_backfill(self, assets: Iterable[str], partitions: Iterable[str]) -> str:
+        """A UI backfill (the "Materialize selected" dialog) of ``assets`` over ``partitions``; returns its id."""
+        data = self.gql(
+            """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
+                __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message }
+                ... on InvalidSubsetError { message } } }""",
+            {"p": {"assetSelection": [{"path": [a]} for a in assets], "partitionNames": list(partitions)}},
+        )["launchPartitionBackfill"]
+        assert data["__typename"] == "LaunchBackfillSuccess", data
+        return data["backfillId"]
+
+    def launch_backfill_by_asset(self, partition_by_asset: dict[str, str]) -> str:
+        """One backfill of several assets, each with its own partition (assets of different partitionings)."""
+        data = self.gql(
+            """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
+                __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message }
+                ... on InvalidSubsetError { message } } }""",
+            {"p": {"partitionsByAssets": [{"assetKey": {"path": [a]}, "partitions": {"ranges": [{"start": p, "end": p}]}}
+                                          for a, p in partition_by_asset.items()]}},
+        )["launchPartitionBackfill"]
+        assert data["__typename"] == "LaunchBackfillSuccess", data
+        return data["backfillId"]
+
+    def set_sensor_running(self, sensor: str, running: bool) -> None:
+        selector = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY, "sensorName": sensor}
+        if running:
+            self.gql("mutation($s: SensorSelector!) { startSensor(sensorSelector: $s) { __typename } }", {"s": selector})
+            return
+        state = self.gql("query($s: SensorSelector!) { sensorOrError(sensorSelector: $s) { ... on Sensor { "
+                         "sensorState { id selectorId } } } }", {"s": selector})["sensorOrError"]["sensorState"]
+        self.gql("mutation($o: String, $i: String) { stopSensor(jobOriginId: $o, jobSelectorId: $i) { __typename } }",
+                 {"o": state["id"], "i": state["selectorId"]})
+
+    def backfill_status(self, backfill_id: str) -> str:
+        return self.gql('query($id: String!) { partitionBackfillOrError(backfillId: $id) { '
+                        '... on PartitionBackfill { status } } }', {"id": backfill_id}
+                        )["partitionBackfillOrError"]["status"]
+
+    def runs(self) -> list[dict]:
+        """Every run on the instance, newest first: id, status, job, tags, asset selection."""
+        data = self.gql("""{ runsOrError(limit: 500) { ... on Runs { results {
+            runId status jobName creationTime startTime endTime tags { key value } assetSelection { path } } } } }""")
+        out = []
+        for r in data["runsOrError"]["results"]:
+            r["tags"] = {t["key"]: t["value"] for t in r["tags"]}
+            r["assets"] = sorted("/".join(a["path"]) for a in r["assetSelection"] or [])
+            out.append(r)
+        return out
+
+    def sensor_ticks(self, sensor: str, limit: int = 50) -> list[dict]:
+        """The sensor's ticks, newest first: id, status, timestamp, run ids."""
+        data = self.gql(
+            """query($s: SensorSelector!, $n: Int) { sensorOrError(sensorSelector: $s) { __typename
+                ... on Sensor { sensorState { ticks(limit: $n) { id status timestamp runIds } } } } }""",
+            {"s": {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY, "sensorName": sensor}, "n": limit},
+        )["sensorOrError"]
+        assert data["__typename"] == "Sensor", data
+        return data["sensorState"]["ticks"]
+
+    def finished_ticks_after(self, sensor: str, t0: float) -> list[dict]:
+        return [t for t in self.sensor_ticks(sensor) if t["timestamp"] > t0 and t["status"] != "STARTED"]
+
+    def materializations(self, asset: str, after: float = 0.0) -> list[dict]:
+        """Partition materialisations of ``asset`` after ``after`` (epoch s): partition, run id."""
+        data = self.gql(
+            """query($k: AssetKeyInput!) { assetOrError(assetKey: $k) { ... on Asset {
+                assetMaterializations(limit: 1000) { partition runId timestamp } } } }""",
+            {"k": {"path": [asset]}},
+        )["assetOrError"]
+        return [m for m in data.get("assetMaterializations") or [] if float(m["timestamp"]) / 1000 > after]
+
+    def stale_status(self, asset: str, partition: str | None = None) -> dict:
+        """Dagster's stale status of an asset (partition) and its causes (reason, category, key)."""
+        data = self.gql(
+            """query($k: AssetKeyInput!, $p: String) { assetNodeOrError(assetKey: $k) { ... on AssetNode {
+                staleStatus(partition: $p) staleCauses(partition: $p) { reason category key { path } } } } }""",
+            {"k": {"path": [asset]}, "p": partition},
+        )["assetNodeOrError"]
+        return data
+
+    def should_show_nux(self) -> bool:
+        return self.gql("{ shouldShowNux }")["shouldShowNux"]
