@@ -52,10 +52,6 @@ from .io_managers import ALLOW_MISSING
 from .presenters import PRESENTERS
 from .versioning import versioned_output
 
-KINDS: dict[str, set[str]] = {"report": {"html", "json"}, "sft_dataset": {"jsonl"}}
-"""Asset kinds other than ``parquet`` (the report writes its own files)."""
-
-
 def config_hash(cfg: EvalConfig) -> str:
     return hashlib.sha256(cfg.model_dump_json().encode("utf-8")).hexdigest()[:16]
 
@@ -179,7 +175,7 @@ def plan_cells(step: Step, env: StepEnv, cells: Mapping[str | None, Cell],
     return {key: step.plan(env, cell, inputs[cell]) for key, cell in cells.items()}
 
 
-def _run_model_step(context, step: Step, env: StepEnv, gw, cells, inputs) -> dict[str | None, pd.DataFrame]:
+def _run_model_step(step: Step, env: StepEnv, gw, cells, inputs) -> tuple[dict[str | None, pd.DataFrame], dict]:
     planned = plan_cells(step, env, cells, inputs)
     with gateway_delta(gw) as stats:
         results = run_calls(gw, [p for calls in planned.values() for p in calls])
@@ -190,9 +186,7 @@ def _run_model_step(context, step: Step, env: StepEnv, gw, cells, inputs) -> dic
             results.update(run_calls(gw, [p for calls in more.values() for p in calls]))
             for k, calls in more.items():
                 planned[k] = [*planned[k], *calls]
-    frames = {k: step.assemble(env, cells[k], planned[k], results) for k in planned}
-    describe(context, frames, means=step.means, extra=stats)
-    return frames
+    return {k: step.assemble(env, cells[k], planned[k], results) for k in planned}, stats
 
 
 def _body(step: Step, cfg: EvalConfig, parts: Partitions) -> Callable[..., Any]:
@@ -210,22 +204,22 @@ def _body(step: Step, cfg: EvalConfig, parts: Partitions) -> Callable[..., Any]:
         env = step_env(context, run_cfg)
         cells = run_cells(context, step, parts)
         inputs = cell_inputs(step, cells, loaded, parts)
+        stats: dict = {}
         if step.plan is not None:
-            frames = _run_model_step(context, step, env, getattr(context.resources, LLM).get(), cells, inputs)
+            frames, stats = _run_model_step(step, env, getattr(context.resources, LLM).get(), cells, inputs)
         else:
-            outputs = {k: step.compute(env, c, inputs[c]) for k, c in cells.items()}
+            frames = {k: step.compute(env, c, inputs[c]) for k, c in cells.items()}
             if step.writes_files:
-                (out,) = outputs.values()
+                (out,) = frames.values()
                 return dg.MaterializeResult(metadata=present(run_cfg, Cell(), inputs[Cell()], out) if present else {})
-            frames = outputs
-            describe(context, frames, means=step.means)
-        if present is not None:
+        if present is not None:  # the step's own headline first, then the generic table metadata
             for k, df in frames.items():
                 meta = present(run_cfg, cells[k], inputs[cells[k]], df)
                 if k is None:
                     context.add_asset_metadata(meta)
                 else:
                     context.add_asset_metadata(meta, partition_key=k)
+        describe(context, frames, means=step.means, extra=stats)
         return frames[None] if step.partitioning is Partitioning.NONE else frames
 
     body.__name__ = step.name
@@ -251,11 +245,11 @@ def asset_for(step: Step, cfg: EvalConfig, parts: Partitions) -> dg.AssetsDefini
         partitions_def=pdef,
         group_name=step.group,
         backfill_policy=SINGLE_RUN if pdef is not None else None,
-        kinds=KINDS.get(step.name, {"parquet"}),
+        kinds=set(step.kinds),
         ins=ins,
         deps=deps or None,
         code_version=code_version(step, cfg),
-        pool=pool_for(models) if models else None,
+        pool=pool_for(models) if step.calls_models else None,
         automation_condition=automation(step, cfg),
         description=step.description,
         required_resource_keys={CONFIG, CORPUS, LLM} if step.plan is not None else {CONFIG, CORPUS},

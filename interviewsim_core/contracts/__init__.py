@@ -4,6 +4,12 @@
 Callers (the gateway's cache key, the pipeline's judge identity, ``interviewsim parse``) look a
 contract up here instead of importing modules by hand, so a new contract is one entry. The premise
 judge is one module with two passes, hence two entries served by small adapters.
+
+A contract module reads top to bottom: docstring (what we ask and why) -> NAME, CONTRACT_VERSION,
+PARSER_VERSION -> prompt template constants -> frozen ``Result`` -> ``build_messages(...)`` (a list of
+``llm.types.Message``) -> ``parse(raw, ...) -> Result``, which raises ``ContractParseError``. Contracts
+never call a model. Bump CONTRACT_VERSION when a template's wording changes and PARSER_VERSION when
+the parser's acceptance changes: both are part of a judge's identity, which decides what is re-scored.
 """
 
 from __future__ import annotations

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 import time
 import uuid
@@ -43,7 +42,8 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from ..errors import ConfigError
-from .cache import Cache, CachedEntry, SqliteCache, canonical_json
+from .cache import _HOST, Cache, CachedEntry, SqliteCache, canonical_json
+from .cache import _dead  # one rule for leases of dead owners, whatever the backend
 
 __all__ = ["PostgresCache", "RedisCache", "cache_label", "open_cache", "validate_cache_url"]
 
@@ -98,22 +98,6 @@ def _decode(data: Mapping[str, Any]) -> CachedEntry:
                        contract=data["contract"], prompt_tokens=int(data["prompt_tokens"]),
                        completion_tokens=int(data["completion_tokens"]), cost_usd=float(data["cost_usd"]),
                        created=float(data["created"]))
-
-
-_HOST = socket.gethostname()
-
-
-def _dead(host: str, pid: int) -> bool:
-    """True when a lease's owner is a process of this host that no longer exists."""
-    if host != _HOST:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
 
 
 class _PerProcess(Cache):

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, Protocol
 
 import pandas as pd
 
-from ..contracts._base import Message
+from ..llm.types import Message
 from ..llm.types import CallRequest, CallResult, ModelConfig
 from .tables import CALL_COLUMNS, empty_frame, schema_of
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from ..contracts._base import Message
+from ..llm.types import Message
 from ..split import HeldOutSplit
 
 MIN_WORDS = 8

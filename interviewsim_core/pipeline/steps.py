@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 
 
 class Partitioning(str, Enum):
+    """What one partition of a step's table covers: everything, one personality, or one (personality, method)."""
+
     NONE = "none"
     PERSONALITY = "P"
     PERSONALITY_METHOD = "PxM"
@@ -88,6 +90,8 @@ class Cell(NamedTuple):
 
 @dataclass(frozen=True)
 class Input:
+    """One upstream step a step depends on, and how its partitions map (``InputMapping``)."""
+
     step: str
     mapping: InputMapping = InputMapping.SAME
     load: bool = True
@@ -143,12 +147,15 @@ ComputeFn = Callable[[StepEnv, Cell, dict[str, Any]], Any]
 
 @dataclass(frozen=True)
 class Step:
+    """One asset of the evaluation graph: its table, where it sits, what it calls, how it is computed."""
+
     name: str
     partitioning: Partitioning
     group: str
     description: str
     inputs: tuple[Input, ...] = ()
     roles: tuple[Role, ...] = ()
+    """The configured models the step calls (or, for a compute step, whose identity its rows depend on)."""
     contracts: tuple[str, ...] = ()
     """Prompt contracts the step's calls use: with the models' identities, they make its code version."""
     plan: PlanFn | None = None
@@ -162,6 +169,8 @@ class Step:
     """Numeric columns whose mean an orchestrator shows per partition."""
     writes_files: bool = False
     """True: the step writes files of its own under the data root (the report), not a table."""
+    kinds: tuple[str, ...] = ("parquet",)
+    """The formats it writes (the Dagster UI shows them as asset kinds)."""
     enabled: Callable[[EvalConfig], bool] = field(default=lambda cfg: True)
 
     @property
@@ -174,10 +183,11 @@ class Step:
     def code_version(self, cfg: EvalConfig) -> str | None:
         """The models' identities (output-affecting config, prompt and parser versions) + row settings.
 
-        ``None`` for compute steps: their code is their version. A judge change changes exactly the
-        versions of the steps that call the judges, which is what re-scoring keys on.
+        ``None`` for a step with no ``roles``: its code is its version. A judge change changes exactly
+        the versions of the steps whose roles include the judges, which is what re-scoring keys on. (A
+        compute step may name roles and contracts too, when its rows mean something per model.)
         """
-        if not self.calls_models:
+        if not self.roles:
             return None
         return model_version(self.models(cfg), self.contracts, **self.version_settings(cfg))
 
@@ -498,7 +508,8 @@ STEPS: tuple[Step, ...] = (
          "Chat-format JSONL under <data_root>/finetune/: one file per personality and all_personalities.jsonl, "
          "ready for your own fine-tuning tools (paper 4.3).",
          inputs=(Input("sft_examples", InputMapping.ALL, allow_missing=True),), compute=_sft_dataset,
-         trigger=Trigger.ANY_UPSTREAM, writes_files=True, enabled=lambda cfg: cfg.finetune_export),
+         trigger=Trigger.ANY_UPSTREAM, writes_files=True, kinds=("jsonl",),
+         enabled=lambda cfg: cfg.finetune_export),
     Step("generations", PXM, "simulate",
          "The generator's answer to every held-out question, given only the method's training context.",
          inputs=(Input("heldout_split", InputMapping.PERSONALITY, load=False),), roles=(Role.GENERATOR,),
@@ -558,7 +569,7 @@ STEPS: tuple[Step, ...] = (
          "and the premise audit, from every table under the data root (absent ones: not run).",
          inputs=(Input("leaderboard", load=False), Input("premise_verdicts", InputMapping.ALL, load=False),
                  Input("ps_stability", load=False)),  # ordering only, and only when ps_stability is enabled
-         compute=_report, trigger=Trigger.ANY_UPSTREAM, writes_files=True),
+         compute=_report, trigger=Trigger.ANY_UPSTREAM, writes_files=True, kinds=("html", "json")),
 )
 """The evaluation graph, in an order where every step comes after its inputs."""
 

@@ -37,8 +37,10 @@ def build_invalid_rate_check(asset: dg.AssetsDefinition, cfg: EvalConfig) -> dg.
         description=f"Share of invalid or failed model outputs in {name} is at most the configured threshold.",
         required_resource_keys={"eval_config"},
     )
-    def _check(context: dg.AssetCheckExecutionContext, frames: dict) -> dg.AssetCheckResult:
+    def _check(context: dg.AssetCheckExecutionContext, frames) -> dg.AssetCheckResult:
         threshold = checked_config(context, cfg).invalid_rate_threshold
+        if isinstance(frames, pd.DataFrame):  # an unpartitioned asset (user_premise_verdicts) loads one table
+            frames = {name: frames}
         over: dict[str, float] = {}
         bad_total = calls_total = 0
         for key, df in frames.items():

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from interviewsim_core.contracts._base import Message
+from interviewsim_core.llm.types import Message
 from interviewsim_core.split import HeldOutSplit
 
 MIN_WORDS = 8

@@ -180,3 +180,16 @@ def test_offline_embedder_ignores_the_shared_api_base():
 def test_json_round_trip_for_the_launchpad():
     cfg = EvalConfig.load(None, {}, {"judges": "x/a,x/b", "seed": 4, "api_base": "http://127.0.0.1:5/v1"})
     assert EvalConfig.model_validate_json(cfg.model_dump_json()) == cfg
+
+
+def test_resolved_makes_every_path_absolute_once(tmp_path, monkeypatch):
+    """The CLI and the Dagster code location resolve paths through ``EvalConfig`` (no Dagster import)."""
+    monkeypatch.chdir(tmp_path)
+    env = {"INTERVIEWSIM_DATA_ROOT": "out", "INTERVIEWSIM_PREMISE_CONCLUSIONS": "mine.jsonl",
+           "INTERVIEWSIM_CORPUS": "~/corpus"}
+    cfg = EvalConfig.load_resolved(env=env, overrides={"categories_csv": "cats.csv"})
+    assert cfg.data_root == tmp_path / "out"
+    assert cfg.cache_path == tmp_path / "out" / ".cache" / "llm.sqlite"
+    assert cfg.premise_conclusions == tmp_path / "mine.jsonl" and cfg.categories_csv == tmp_path / "cats.csv"
+    assert cfg.corpus.is_absolute() and "~" not in str(cfg.corpus)
+    assert cfg.resolved() == cfg

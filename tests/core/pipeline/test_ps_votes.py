@@ -53,6 +53,7 @@ def test_the_ps_steps_plan_with_the_setting_and_version_on_it(split):
     assert {p.model.temperature for p in planned} == {1.2}
     # The setting changes exactly the PS steps' code versions (what re-materialisation keys on).
     changed = {s for s in BY_NAME.values() if s.code_version(base) != s.code_version(hot)}
+    # (training_personality: the same PS votes on training responses, the optional stability check)
     assert {s.name for s in changed} == {"reference_personality", "generated_personality", "training_personality"}
 
 

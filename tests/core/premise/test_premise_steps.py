@@ -82,6 +82,14 @@ def test_pass1_sees_only_the_statement_and_pass2_sees_everything(server):
     pass1 = [b["messages"] for b in bodies if b["messages"][0]["content"].startswith("You are evaluating")]
     pass2 = [b["messages"] for b in bodies if b["messages"][0]["content"].startswith("You are grading")]
     assert len(pass1) == 3 and len(pass2) == 3
+    # The gateway sends each pass concurrently: put the logged requests in the table's row order.
+    statements = list(df["conclusion"])
+
+    def row_of(msgs, marker: str) -> int:
+        return next((i for i, st in enumerate(statements) if marker.format(st) in msgs[0]["content"]), len(statements))
+
+    pass1.sort(key=lambda m: row_of(m, "{}"))
+    pass2.sort(key=lambda m: row_of(m, "Conclusion under evaluation: {}\n"))
     window_texts = [p.question for p in split.test_pairs] + [p.response for p in split.test_pairs]
     # Requests arrive in whatever order the concurrent gateway sends them: match each to its statement.
     def pass1_of(statement: str) -> list:

@@ -1,4 +1,4 @@
-"""The whole graph without Dagster: tables, Parquet layout, leaderboard, and the real offline gateway."""
+"""The whole graph without Dagster (the step table run by ``runner.run_evaluation``): tables, Parquet layout, leaderboard, and the real offline gateway."""
 
 from __future__ import annotations
 
