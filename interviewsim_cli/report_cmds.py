@@ -80,6 +80,9 @@ def report(
     out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: <data-root>/report).")] = None,
     categories: Annotated[Optional[Path], typer.Option(
         "--categories", help="Optional CSV with columns personality_id, category (breakdown by category).")] = None,
+    human_labels: Annotated[Optional[Path], typer.Option(
+        "--human-labels", help="Optional CSV of human judgments (personality_id, method, qa_id, metric, value; "
+        "metrics cs, fc, mcq_item_valid): each judge's agreement with them.")] = None,
     methods: Annotated[Optional[str], typer.Option(
         "--methods", help="Comma-separated methods to report (default: every method found under --data-root).")] = None,
     pair: Annotated[Optional[list[str]], typer.Option(
@@ -96,7 +99,7 @@ def report(
         "marked best (EvalConfig.coverage_threshold).")] = 0.95,
 ) -> None:
     """Write report.html and report.json for the run under --data-root."""
-    from interviewsim_core.errors import ConfigError
+    from interviewsim_core.errors import ConfigError, InputValidationError
     from interviewsim_core.report import build_report, leaderboard_markdown, write_report
 
     if not data_root.is_dir():
@@ -110,11 +113,15 @@ def report(
         pairs = parse_pairs(pair)
         _check_methods(data_root, wanted, pairs)
         embedder = embedder_for(embedding_model, embedding_api_base)
-        data = build_report(data_root, categories_csv=categories, embedder=embedder, methods=wanted,
-                            pairs=pairs, seed=seed, coverage_threshold=coverage_threshold)
+        data = build_report(data_root, categories_csv=categories, human_labels_csv=human_labels,
+                            embedder=embedder, methods=wanted, pairs=pairs, seed=seed,
+                            coverage_threshold=coverage_threshold)
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    except InputValidationError as exc:  # the human labels file: every problem, nothing written
+        typer.echo(f"error: --human-labels {exc}", err=True)
+        raise typer.Exit(2) from None
     paths = write_report(data_root, out, report_data=data)
     typer.echo(leaderboard_markdown(data, with_ci=False))
     not_run = [s.title for s in data.sections.values() if s.status != "ok"]

@@ -161,6 +161,20 @@ def _check_budget(cfg, personalities: list[str], methods, budget: Budget) -> dic
     return {PLAN_TAG_PREFIX + k: str(v) for k, v in t.items()}
 
 
+def _check_human_labels(cfg) -> None:
+    """Read the human labels file before any model call: the report step reads it last, and a typo
+    found only there would come after the whole evaluation had been paid for."""
+    if cfg.human_labels_csv is None:
+        return
+    from interviewsim_core.errors import InputValidationError
+    from interviewsim_core.metrics.human_agreement import load_human_labels
+
+    try:
+        load_human_labels(cfg.human_labels_csv)
+    except InputValidationError as exc:
+        _fail(f"human_labels_csv: {exc}", outcome.EXIT_USAGE)
+
+
 def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool = False,
                  budget: Budget | None = None) -> int:
     import dagster as dg
@@ -175,6 +189,7 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
         {"LLM cache": Path(cfg.effective_cache_path)})
     if unwritable:
         _fail("\n".join(unwritable), outcome.EXIT_ENVIRONMENT)
+    _check_human_labels(cfg)
     home = ensure_dagster_home()
     defs = build_definitions(cfg)
     typer.echo(f"config saved for `interviewsim ui`: {save_last_run_config(cfg, home)}")
@@ -361,7 +376,9 @@ def demo(
     from interviewsim_core.pipeline.config import OFFLINE_MODEL, EvalConfig
 
     overrides = {"data_root": data_root, "generator": OFFLINE_MODEL, "judges": OFFLINE_MODEL,
-                 "builder": OFFLINE_MODEL, "premise_judge": OFFLINE_MODEL}
+                 "builder": OFFLINE_MODEL, "premise_judge": OFFLINE_MODEL,
+                 # The paper's PS judge stability check costs nothing offline, so the demo's report shows it.
+                 "ps_stability": True}
     env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWSIM_")}
     cfg = EvalConfig.load_resolved(env=env, overrides=overrides)
     typer.echo("InterviewSim demo: the shipped synthetic sample, offline model (a smoke-test baseline, "

@@ -230,6 +230,8 @@ def asset_for(step: Step, cfg: EvalConfig, parts: Partitions) -> dg.AssetsDefini
     ins: dict[str, dg.AssetIn] = {}
     deps: list[dg.AssetDep] = []
     for inp in step.inputs:
+        if not BY_NAME[inp.step].enabled(cfg):
+            continue  # an input on an optional step this config leaves out (report after ps_stability)
         mapping = partition_mapping(inp, step)
         if inp.load:
             ins[inp.step] = dg.AssetIn(partition_mapping=mapping,

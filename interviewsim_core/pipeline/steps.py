@@ -401,7 +401,8 @@ def _report(env, cell, inputs):
     cfg = env.config
     # The configured embedder and methods: the report measures overlap with the model the run retrieves
     # with and leaves out tables of methods dropped from the config since.
-    data = build_report(cfg.data_root, categories_csv=cfg.categories_csv, embedder=env.embedder,
+    data = build_report(cfg.data_root, categories_csv=cfg.categories_csv, human_labels_csv=cfg.human_labels_csv,
+                        embedder=env.embedder,
                         methods=cfg.methods, seed=cfg.seed, coverage_threshold=cfg.coverage_threshold)
     paths = write_report(cfg.data_root, report_dir(cfg.data_root), report_data=data)
     return data, paths
@@ -566,7 +567,8 @@ STEPS: tuple[Step, ...] = (
     Step("report", NONE, "report",
          "One self-contained HTML report and a JSON of the same numbers: the leaderboard, the paper's analyses "
          "and the premise audit, from every table under the data root (absent ones: not run).",
-         inputs=(Input("leaderboard", load=False), Input("premise_verdicts", InputMapping.ALL, load=False)),
+         inputs=(Input("leaderboard", load=False), Input("premise_verdicts", InputMapping.ALL, load=False),
+                 Input("ps_stability", load=False)),  # ordering only, and only when ps_stability is enabled
          compute=_report, trigger=Trigger.ANY_UPSTREAM, writes_files=True, kinds=("html", "json")),
 )
 """The evaluation graph, in an order where every step comes after its inputs."""

@@ -17,7 +17,9 @@ import pandas as pd
 from ..atomic_files import atomic_write_text
 from ..dataroot import as_root
 from ..embeddings import Embedder
+from ..metrics.human_agreement import human_agreement, load_human_labels
 from ..metrics.leaderboard import DEFAULT_COVERAGE_THRESHOLD, empty_reason
+from ..metrics.ps_stability import PAPER_STABILITY, stability_summary
 from ..metrics.registry import family
 from ..pipeline.tables import empty_frame
 from . import agreement, breakdowns, cost, leaderboard, mcq_analyses, overlap, paired
@@ -146,6 +148,54 @@ def _agreement_section(tables: dict[str, pd.DataFrame], judges: list[str]) -> Se
     note = ("Items both judges judged validly. FC: Cohen's kappa (3-way and Contradiction vs. not); CS: linearly "
             "weighted kappa over 1-5 and Spearman; PS: modal trait levels, weighted kappa over Low<Neutral<High.")
     return Section("judge_agreement", title, "ok", note, {"judge_agreement": df})
+
+
+HUMAN_LABELS_HOWTO = ("optional CSV with columns personality_id, method, qa_id, metric, value; metrics cs, fc, "
+                      "mcq_item_valid; `interviewsim report --human-labels FILE` or `human_labels_csv` in the config")
+
+
+def _human_section(tables: dict[str, pd.DataFrame], labels: pd.DataFrame | None, source: str | None) -> Section:
+    title = "Judge agreement with human labels"
+    if labels is None:
+        return _not_run("human_agreement", title, f"No human labels file given ({HUMAN_LABELS_HOWTO}).")
+    if labels.empty:
+        return _not_run("human_agreement", title, f"The human labels file {source} has no label rows.")
+    df = human_agreement(labels, tables)
+    # A kappa or Spearman over matched items can still be undefined: say so instead of a bare dash.
+    undefined = df["value"].isna() & (df["n"] > 0) & (df["note"] == "")
+    df.loc[undefined, "note"] = ("undefined: the human labels or the judge's values do not vary over the "
+                                 "matched items")
+    counts = labels["metric"].value_counts()
+    have = ", ".join(f"{int(counts[m])} {m}" for m in ("cs", "fc", "mcq_item_valid") if m in counts)
+    note = (f"Each judge against the human labels of {source} ({have} labels), on the labelled items the judge "
+            "judged validly (n). CS: linearly weighted kappa over 1-5 and Spearman; FC: Cohen's kappa, 3-way and "
+            "Contradiction vs. not; MCQ item validity: precision, the share of the pipeline's valid items "
+            "(builder model in the judge column) that a person also found valid. The paper validated its "
+            "judges this way (section 3.3).")
+    return Section("human_agreement", title, "ok", note, {"human_agreement": df}, extra={"labels_file": source})
+
+
+def _stability_section(tables: dict[str, pd.DataFrame], seed: int) -> Section:
+    title = "PS judge stability"
+    per = tables["ps_stability"]
+    if per.empty:
+        return _not_run("ps_stability", title, (
+            "No ps_stability table: the PS judge stability check (paper 3.3) has not run. Enable it with "
+            "`ps_stability: true` in the config (or INTERVIEWSIM_PS_STABILITY=true); it costs 15 judge calls "
+            "per personality and judge over the training answers."))
+    summary = stability_summary(per, seed=seed)
+    summary = summary.assign(reason=[
+        "" if r.n_personalities else
+        f"undefined for all {r.n_undefined} personalities (a trait lacks three valid votes on a side)"
+        for r in summary.itertuples()])
+    note = (f"Per judge, each personality's Big Five profile inferred from its training answers and from its "
+            f"held-out answers, aligned with the seed's ordinal formula (the PS metric's); mean over personalities "
+            f"with a 95% percentile bootstrap interval. The paper reports {PAPER_STABILITY:.1%} over 100 "
+            f"personalities (section 3.3): a judge far below it gives one person different profiles depending on "
+            f"which interviews it reads, and its PS column measures little. n undefined: personalities with a "
+            f"trait lacking three valid votes on a side (never a partial profile).")
+    return Section("ps_stability", title, "ok", note, {"summary": summary, "per_personality": per},
+                   extra={"paper_alignment": PAPER_STABILITY})
 
 
 def _tag_section(tables: dict[str, pd.DataFrame]) -> Section:
@@ -290,6 +340,7 @@ def build_report(
     *,
     tables: dict[str, pd.DataFrame] | None = None,
     categories_csv: Path | str | None = None,
+    human_labels_csv: Path | str | None = None,
     embedder: Embedder | None = None,
     pairs: Sequence[tuple[str, str]] | None = None,
     methods: Sequence[str] | None = None,
@@ -303,6 +354,8 @@ def build_report(
         tables: table name -> frame, e.g. ``run_evaluation``'s return value; missing names are
             read from ``data_root`` when given, else treated as not run.
         categories_csv: optional CSV (personality_id, category) for the category breakdown.
+        human_labels_csv: optional CSV of human judgments (``metrics.human_agreement``) for the
+            judge-vs-human agreement section.
         embedder: for the overlap analysis and the premise label clustering; ``HashingEmbedder``
             when None.
         pairs: method pairs to test; default ``paired.default_pairs``.
@@ -312,7 +365,10 @@ def build_report(
 
     Raises:
         ConfigError: the categories file is malformed.
+        InputValidationError: the human labels file is malformed (every problem listed; nothing written).
     """
+    # Read first: a bad labels file fails before any table is loaded or anything written.
+    labels = load_human_labels(human_labels_csv) if human_labels_csv else None
     root = as_root(data_root) if data_root is not None else None
     given = dict(tables or {})
     missing = tuple(n for n in REPORT_TABLES if n not in given)
@@ -326,6 +382,8 @@ def build_report(
         lb,
         _paired_section(t["method_scores"], pairs, seed),
         _agreement_section(t, meta["judges"]),
+        _human_section(t, labels, str(human_labels_csv) if human_labels_csv else None),
+        _stability_section(t, seed),
         _tag_section(t),
         _category_section(t, Path(categories_csv) if categories_csv else None),
         _mcq_section(t),

@@ -163,6 +163,14 @@ def leaderboard_view(board: pd.DataFrame, name: str = "leaderboard", view: str =
     return TableView([top, second], rows, caption, cls="leaderboard", name=name)
 
 
+HUMAN_METRIC_NAMES = {"cs": "CS", "fc": "FC", "mcq_item_valid": "MCQ item validity"}
+
+
+def _why(df: pd.DataFrame, col: str) -> list[tuple[str, str, str]]:
+    """The "Why empty" column, only when some row is empty (a full table needs no blank column)."""
+    return [(col, "Why empty", "text")] if (df[col].astype(str) != "").any() else []
+
+
 def _section_views(data: ReportData) -> dict[str, dict]:
     """Per section: its formatted tables and figures, in display order."""
     s = data.sections
@@ -213,6 +221,28 @@ def _section_views(data: ReportData) -> dict[str, dict]:
             ("judge_a", "Judge A", "text"), ("judge_b", "Judge B", "text"), ("measure", "Measure", "text"),
             ("items", "Items", "text"), ("n", "n", "int"), ("agreement", "Exact agreement %", "pct"),
             ("kappa", "kappa", "num3"), ("spearman", "Spearman", "num3")], "judge_agreement"))
+    if s["human_agreement"].status == "ok":
+        ha = s["human_agreement"].tables["human_agreement"]
+        add("human_agreement", table_view(ha.assign(metric=ha["metric"].map(HUMAN_METRIC_NAMES)), [
+            ("judge", "Judge (builder for MCQ items)", "text"), ("metric", "Metric", "text"),
+            ("measure", "Measure", "text"), ("n", "n", "int"), ("value", "Value", "num3"),
+            *_why(ha, "note")], "human_agreement"))
+    if s["ps_stability"].status == "ok":
+        t = s["ps_stability"].tables
+        add("ps_stability", table_view(t["summary"], [
+            ("judge", "Judge", "text"), ("mean_alignment", "Mean train/test alignment %", "pct"),
+            ("ci_low", "CI low %", "pct"), ("ci_high", "CI high %", "pct"),
+            ("n_personalities", "Personalities", "int"), ("n_undefined", "Undefined", "int"),
+            ("paper", "Paper %", "pct"), *_why(t["summary"], "reason")], "ps_stability",
+            "Train/test profile alignment per judge, beside the paper's."))
+        levels = [(f"{side}_{tr}", f"{side} {tr[0].upper()}", "text") for side in ("train", "test")
+                  for tr in ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")]
+        add("ps_stability", table_view(t["per_personality"], [
+            ("personality_id", "Personality", "text"), ("judge", "Judge", "text"),
+            ("alignment", "Alignment %", "pct"), ("n_traits", "Traits", "int"),
+            ("invalid", "Invalid votes", "int"), *levels], "ps_stability_per_personality",
+            "Per personality: modal level per trait (O, C, E, A, N) from the training and the held-out answers."))
+        views["ps_stability"]["tables"][-1].collapsed = True
     for key, tname, label in (("tag_breakdown", "by_tag", "Tag"), ("category_breakdown", "by_category", "Category")):
         if s[key].status == "ok":
             df = s[key].tables[tname]

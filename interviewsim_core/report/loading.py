@@ -20,7 +20,7 @@ __all__ = ["REPORT_TABLES", "load_tables", "read_asset"]
 REPORT_TABLES: tuple[str, ...] = (
     "heldout_split", "fact_summary", "mcq_items", "reference_personality", "generations",
     "content_similarity", "factual_consistency", "generated_personality", "mcq_answers",
-    "method_scores", "premise_verdicts",
+    "method_scores", "premise_verdicts", "ps_stability",
 )
 """Tables the report reads; the pipeline's ``leaderboard`` is recomputed from ``method_scores``."""
 

@@ -17,8 +17,9 @@ from interviewsim_core.report.catalog import fmt
 from .conftest import JUDGES, METHODS, PERSONALITIES, read_all
 from .htmlscan import ReportPage
 
-SECTIONS = ("leaderboard", "paired_tests", "judge_agreement", "tag_breakdown", "category_breakdown", "mcq",
-            "memory_ablation", "cost", "overlap", "premise")
+SECTIONS = ("leaderboard", "paired_tests", "judge_agreement", "human_agreement", "ps_stability", "tag_breakdown",
+            "category_breakdown", "mcq", "memory_ablation", "cost", "overlap", "premise")
+NOT_RUN = ("memory_ablation", "human_agreement", "ps_stability")  # no ablation methods, labels file or ps_stability
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +64,8 @@ def test_every_section_present_with_its_status(written):
     assert tuple(doc["sections"]) == SECTIONS
     for key in SECTIONS:
         assert page.sections[key] == doc["sections"][key]["status"]
-    assert all(doc["sections"][k]["status"] == "ok" for k in SECTIONS if k != "memory_ablation")
-    assert doc["sections"]["memory_ablation"]["status"] == "not_run"
+    assert all(doc["sections"][k]["status"] == "ok" for k in SECTIONS if k not in NOT_RUN)
+    assert all(doc["sections"][k]["status"] == "not_run" for k in NOT_RUN)
     meta = doc["meta"]
     assert meta["personalities"] == list(PERSONALITIES) and meta["judges"] == list(JUDGES)
     assert meta["methods"] == list(METHODS)
