@@ -43,8 +43,8 @@ def celery_executor_def() -> dg.ExecutorDefinition:
 
 
 def build_cluster_definitions(cfg) -> dg.Definitions:
-    """``build_definitions(cfg)`` with the Celery executor as every job's default."""
-    return dg.Definitions.merge(build_definitions(cfg), dg.Definitions(executor=celery_executor_def()))
+    """``build_definitions(cfg)`` with the Celery executor as every job's default (instead of in-process)."""
+    return build_definitions(cfg, executor=celery_executor_def())
 
 
 defs = build_cluster_definitions(EvalConfig.load_resolved())

@@ -48,7 +48,7 @@ def build_resources(cfg: EvalConfig) -> dict[str, object]:
     }
 
 
-def build_definitions(cfg: EvalConfig) -> dg.Definitions:
+def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = None) -> dg.Definitions:
     """Every asset, check, sensor and resource for one configuration (methods, judges, cron, paths).
 
     Refuses (ConfigError) a configuration ``check_retrieval_embedder`` refuses, so the UI's code location
@@ -85,7 +85,7 @@ def build_definitions(cfg: EvalConfig) -> dg.Definitions:
             ),
         ],
         resources=build_resources(cfg),
-        executor=EXECUTOR,
+        executor=executor or EXECUTOR,  # the cluster location passes the Celery executor
     )
 
 
