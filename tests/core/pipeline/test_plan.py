@@ -68,3 +68,31 @@ def test_a_second_plan_expects_cache_hits_for_everything_run(tmp_path, server, m
     more = plan_run(cfg.model_copy(update={"methods": ("simple", "chrono-5")}), personalities=PIDS[:1])
     assert 0 < more.to_send < more.calls  # only the new method's calls are to be paid
     assert {ln.method for ln in more.lines if ln.calls > ln.cached} <= {"chrono-5", ""}
+
+
+def test_plan_matches_the_run_on_a_scale_corpus_personality(tmp_path, server, monkeypatch):
+    """The paper-shaped generator's text (long answers, many interviews), with a retrieval method."""
+    import sys
+    from pathlib import Path
+
+    from interviewsim_core.factories import make_gateway
+    from interviewsim_core.pipeline.runner import run_evaluation
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # benchmarks/ is not installed
+    from benchmarks.scale_corpus import personality_document
+
+    corpus = tmp_path / "corpus" / "SCALE_0000"
+    corpus.mkdir(parents=True)
+    (corpus / "prepared_input.json").write_text(json.dumps(personality_document(0, 90, seed=3)), encoding="utf-8")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+    model = {"model": "openai/gpt-4.1"}
+    cfg = EvalConfig(corpus=tmp_path / "corpus", data_root=tmp_path / "out", api_base=server.base_url,
+                     methods=("simple", "chrono-40", "memory-5"), embedding_model="offline/hashing",
+                     generator=model, judges=({"model": "openai/gpt-4o"},), builder=model, premise_judge=model)
+    plan = plan_run(cfg)
+    tables = run_evaluation(cfg, gateway=make_gateway(cfg))
+    sent = [e for e in server.log if e["path"].endswith("/chat/completions")]
+    assert plan.calls == len(sent)
+    reported = sum(int(df[c].sum()) for n, df in tables.items() if n not in ("method_scores", "leaderboard",
+                   "personality_scores") for c in df.columns if c.endswith("prompt_tokens"))
+    assert plan.prompt_tokens == pytest.approx(reported, rel=0.10)
