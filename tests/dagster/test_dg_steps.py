@@ -14,6 +14,10 @@ PARTITIONING = {"-": Partitioning.NONE, "personality": Partitioning.PERSONALITY,
                 "method|personality": Partitioning.PERSONALITY_METHOD}
 
 
+UI_ONLY = {"plan"}
+"""Assets that are not steps of the evaluation: the cost plan (in no job, upstream of nothing)."""
+
+
 def _mapping(pm) -> str:
     if isinstance(pm, dg.AllPartitionMapping):
         return "all"
@@ -26,6 +30,8 @@ def _dagster_graph(cfg):
     graph = build_definitions(cfg).resolve_asset_graph()
     nodes, found = {}, set()
     for key in graph.get_all_asset_keys():
+        if key.to_user_string() in UI_ONLY:
+            continue
         node = graph.get(key)
         pdef = node.partitions_def
         kind = "-" if pdef is None else (

@@ -159,7 +159,12 @@ def test_cluster_backfill_matches_single_process_and_rerun_makes_no_calls(cluste
         assert report["meta"]["data_root"] == cluster_env.data_url
         assert report["meta"]["personalities"] == reference["meta"]["personalities"] == sorted(PEOPLE)
         for name, frame in single.items():
-            pd.testing.assert_frame_equal(distributed[name], frame, check_like=False, obj=name)
+            # `cache_hit` says how a row's answer was obtained in that run, not what it is: of two
+            # identical requests in flight, whichever arrives second reads the first's answer, and
+            # arrival order differs between one process and two workers. Every other column must match.
+            hits = [c for c in frame.columns if c.endswith("cache_hit")]
+            pd.testing.assert_frame_equal(distributed[name].drop(columns=hits), frame.drop(columns=hits),
+                                          check_like=False, obj=name)
 
         # Both workers executed steps; the one-slot pool never ran two model-calling steps at once.
         from interviewsim_dagster import cluster
