@@ -71,12 +71,6 @@ def sft_jsonl(records: Iterable[SftRecord]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _default_stem(personality_id: str) -> str:
-    from .pipeline.storage import partition_path
-
-    return partition_path(Path("."), "finetune", personality_id).stem
-
-
 def write_sft_files(splits: Sequence[HeldOutSplit], out_dir: Path,
                     file_name: Callable[[str], str] | None = None) -> dict[str, Path]:
     """``write_sft_records`` of every training pair of ``splits``."""
@@ -96,7 +90,9 @@ def write_sft_records(by_person: dict[str, list[SftRecord]], out_dir: Path,
     Returns:
         personality id (and ``ALL_PERSONALITIES_FILE``) -> written path.
     """
-    stem = file_name or _default_stem
+    from .pipeline.storage import path_segment  # the data root's id -> file name mapping
+
+    stem = file_name or path_segment
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     everything: list[SftRecord] = []
