@@ -68,11 +68,10 @@ def _personality_scores(cfg: EvalConfig, cell: Cell, inputs: dict, df: pd.DataFr
 
 def _leaderboard(cfg: EvalConfig, cell: Cell, inputs: dict, df: pd.DataFrame) -> dict[str, object]:
     """The report's own tables (best per judge marked, CIs, significant paired tests), from the scores in memory."""
-    from interviewsim_core.pipeline.tables import conform, empty_frame
+    from interviewsim_core.pipeline.tables import concat_table
     from interviewsim_core.report import build_report, leaderboard_markdown
 
-    frames = [f for f in inputs["method_scores"].values() if len(f)]
-    scores = conform(pd.concat(frames, ignore_index=True), "method_scores") if frames else empty_frame("method_scores")
+    scores = concat_table("method_scores", inputs["method_scores"].values())
     tables_md = leaderboard_markdown(build_report(tables={"method_scores": scores}, seed=cfg.seed,
                                                   coverage_threshold=cfg.coverage_threshold))
     return {"partitions_read": len(inputs["method_scores"]), "report_tables": dg.MetadataValue.md(tables_md)}

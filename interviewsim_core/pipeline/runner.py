@@ -28,7 +28,7 @@ from .calls import CallRunner, PlannedCall, run_calls
 from .config import EvalConfig, check_retrieval_embedder
 from .steps import Cell, Partitioning, Step, StepEnv, inputs_for, steps_for
 from .storage import partition_path, write_frame
-from .tables import KEY_COLUMNS, conform, empty_frame
+from .tables import KEY_COLUMNS, concat_table
 
 TABLE_STEPS: tuple[str, ...] = tuple(s.name for s in steps_for(EvalConfig()) if not s.writes_files)
 """Tables ``run_evaluation`` returns under the default configuration, in dependency order."""
@@ -148,7 +148,7 @@ def run_evaluation(
                 so_far.update((p.key, results[p.key]) for p in planned)
             if step.replan is None:
                 assemble(name)
-    tables = {s.name: _concat(s.name, list(done[s.name].values())) for s in steps if not s.writes_files}
+    tables = {s.name: concat_table(s.name, done[s.name].values()) for s in steps if not s.writes_files}
     if write:
         say(f"wrote the tables under {config.data_root}")
     return tables
@@ -159,9 +159,3 @@ def _embedding_cache(config: EvalConfig):
 
     return EmbeddingCache(embedding_cache_dir(config))
 
-
-def _concat(name: str, frames: list[pd.DataFrame]) -> pd.DataFrame:
-    frames = [f for f in frames if f is not None and not f.empty]
-    if not frames:
-        return empty_frame(name)
-    return conform(pd.concat(frames, ignore_index=True), name)

@@ -261,13 +261,10 @@ def _plan_training_personality(env, cell, inputs):
 
 def _ps_stability(env, cell, inputs):
     from ..metrics.ps_stability import ps_stability
+    from .tables import concat_table
 
-    def rows(by_cell: dict) -> pd.DataFrame:
-        frames = [f for f in by_cell.values() if f is not None and len(f)]
-        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-            columns=["personality_id", "judge", "trait", "vote_index", "rate", "status"])
-
-    return ps_stability(rows(inputs["reference_personality"]), rows(inputs["training_personality"]))
+    return ps_stability(concat_table("reference_personality", inputs["reference_personality"].values()),
+                        concat_table("training_personality", inputs["training_personality"].values()))
 
 
 def _sft_examples(env, cell, inputs):
@@ -355,10 +352,9 @@ def _personality_scores(env, cell, inputs):
 
 def _leaderboard(env, cell, inputs):
     from .scoring import build_leaderboard
-    from .tables import conform, empty_frame
+    from .tables import concat_table
 
-    frames = [f for f in inputs["method_scores"].values() if f is not None and len(f)]
-    scores = conform(pd.concat(frames, ignore_index=True), "method_scores") if frames else empty_frame("method_scores")
+    scores = concat_table("method_scores", inputs["method_scores"].values())
     cfg = env.config
     return build_leaderboard(scores, seed=cfg.seed, coverage_threshold=cfg.coverage_threshold,
                              methods_order=cfg.methods)

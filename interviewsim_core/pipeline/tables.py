@@ -214,3 +214,11 @@ def from_table(table: pa.Table) -> pd.DataFrame:
 def conform(df: pd.DataFrame, name: str) -> pd.DataFrame:
     """``df`` round-tripped through the schema: the exact dtypes a reader of the Parquet file will see."""
     return from_table(to_table(df, name))
+
+
+def concat_table(name: str, frames) -> pd.DataFrame:
+    """Partitions of table ``name`` as one frame with its schema (the empty table when none has rows)."""
+    frames = [f for f in frames if f is not None and not f.empty]
+    if not frames:
+        return empty_frame(name)
+    return conform(pd.concat(frames, ignore_index=True), name)
