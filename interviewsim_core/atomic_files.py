@@ -12,16 +12,22 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+from .processes import HOST, pid_alive
 
-_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
-_OWNER = f"{_HOST}-{os.getpid()}"
+
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", HOST)[:40] or "host"
+"""This host as it appears in temp names (file-name safe)."""
+
+
+def _owner() -> str:
+    """``<host>-<pid>`` of the writing process, read at write time (a forked worker has its own pid)."""
+    return f"{_HOST}-{os.getpid()}"
 STALE_TEMP_SECONDS = 3600
 """A temp file whose writer cannot be checked (another machine, an older name) is left alone this long."""
 
@@ -30,15 +36,7 @@ def _writer_alive(owner: str, age: float) -> bool:
     """Whether the writer of a temp file named with ``owner`` (``<host>-<pid>``) may still be writing it."""
     host, _, pid = owner.rpartition("-")
     if host == _HOST and pid.isdigit():
-        if int(pid) == os.getpid():
-            return True  # this process (another thread) is writing it
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return int(pid) == os.getpid() or pid_alive(int(pid))  # this process: another thread writes it
     return age < STALE_TEMP_SECONDS
 
 
@@ -94,7 +92,7 @@ def atomic_write(path: Path | str, write: Callable[[IO[bytes]], None], *, mode: 
         path = local_path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_OWNER}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_owner()}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)

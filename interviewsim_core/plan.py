@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from .llm.cache import Cache, cache_key
+from .llm.cache import Cache, request_key
 from .llm.types import CallRequest, CallResult, ModelConfig
 
 __all__ = ["EXPECTED_COMPLETION_TOKENS", "PlanLine", "RunPlan", "CostingGateway"]
@@ -164,7 +164,7 @@ class CostingGateway:
             step = key[0] if isinstance(key, tuple) and key else req.contract
             if step not in self._order:
                 self._order.append(step)
-            key = self._key(model, req)
+            key = request_key(model, req)
             if key in self._seen:
                 continue
             self._seen.add(key)
@@ -198,11 +198,6 @@ class CostingGateway:
             self._offline = Gateway(cache=None)
         offline = ModelConfig(model=OFFLINE_MODEL, max_reasks=0, max_retries=0)
         return self._offline.run_many([(offline, r) for r in requests])  # type: ignore[attr-defined]
-
-    @staticmethod
-    def _key(model: ModelConfig, req: CallRequest) -> str:
-        messages = [{"role": m["role"], "content": m["content"]} for m in req.messages]
-        return cache_key(model, messages, req.contract, req.contract_version, req.sample_index, 0)
 
     def _prompt_tokens(self, model: ModelConfig, req: CallRequest) -> tuple[int, bool]:
         """Token count per message, memoised by content: a personality's long context repeats in

@@ -13,11 +13,12 @@ Dagster's own monitoring, never by a pid that means nothing here.
 from __future__ import annotations
 
 import os
-import socket
 import threading
 from collections.abc import Callable
 
 import dagster as dg
+
+from interviewsim_core.processes import HOST, pid_alive
 
 HOST_TAG = "interviewsim/host"
 PID_TAG = "interviewsim/pid"
@@ -27,26 +28,16 @@ _UNFINISHED = [dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING, dg.Dag
 
 def owner_tags() -> dict[str, str]:
     """Tags naming the process that executes a run in process, for ``free_dead_runs`` to check later."""
-    return {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's live process
-    return True
+    return {HOST_TAG: HOST, PID_TAG: str(os.getpid())}
 
 
 def _dead_owner(run: dg.DagsterRun) -> int | None:
     """The pid of the run's executing process when it is gone (this host only), else None."""
     tags = run.tags
     pid = tags.get(PID_TAG, "")
-    if tags.get(HOST_TAG) != socket.gethostname() or not pid.isdigit():
+    if tags.get(HOST_TAG) != HOST or not pid.isdigit():
         return None
-    if int(pid) == os.getpid() or _pid_alive(int(pid)):
+    if int(pid) == os.getpid() or pid_alive(int(pid)):
         return None
     return int(pid)
 
@@ -59,7 +50,7 @@ def free_dead_runs(instance: dg.DagsterInstance) -> list[str]:
     storage = instance.event_log_storage
     lines: list[str] = []
     holders = storage.get_concurrency_run_ids() if storage.supports_global_concurrency_limits else set()
-    records = instance.get_run_records(filters=dg.RunsFilter(statuses=_UNFINISHED, tags={HOST_TAG: socket.gethostname()}))
+    records = instance.get_run_records(filters=dg.RunsFilter(statuses=_UNFINISHED, tags={HOST_TAG: HOST}))
     candidates = {r.dagster_run.run_id: r.dagster_run for r in records}
     for run_id in holders - candidates.keys():
         run = instance.get_run_by_id(run_id)

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cache import Cache, CachedEntry, cache_key
+from .cache import Cache, CachedEntry, request_key
 from .transport import cached_tokens_of
 from .types import CallRequest, ModelConfig
 
@@ -261,7 +261,7 @@ async def prefill(cache: Cache, pairs: Sequence[tuple[ModelConfig, CallRequest]]
     by_endpoint: dict[str, tuple[ModelConfig, dict[str, CallRequest]]] = {}
     for model, req in todo:
         check_batch_support(model)
-        key = cache_key(model, _messages(req), req.contract, req.contract_version, req.sample_index, 0)
+        key = request_key(model, req)
         if await asyncio.to_thread(cache.get_answer, key) is not None:
             continue
         by_endpoint.setdefault(_endpoint(model), (model, {}))[1].setdefault(key, req)  # identical calls once

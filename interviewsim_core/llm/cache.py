@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
 import sqlite3
 import threading
 import time
@@ -40,8 +39,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..processes import HOST as _HOST
+from ..processes import owner_gone as _dead
 from .prompt_store import decode_messages, encode_messages, pack_raw, unpack_raw
-from .types import ModelConfig
+from .types import CallRequest, ModelConfig
 
 __all__ = ["CachedEntry", "CacheStats", "Cache", "CacheWriteError", "SqliteCache", "NullCache", "cache_key",
            "cache_write_errors", "embedding_key", "canonical_json", "write_errors_path"]
@@ -148,6 +149,11 @@ def cache_key(model: ModelConfig, messages: Sequence[Mapping[str, Any]], contrac
         "attempt": attempt,
     }
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+def request_key(model: ModelConfig, req: CallRequest) -> str:
+    """The key of a request's first ask: what the gateway looks up, a batch pre-fills, a plan checks."""
+    return cache_key(model, req.messages, req.contract, req.contract_version, req.sample_index, 0)
 
 
 def embedding_key(identity: Mapping[str, Any], text: str) -> str:
@@ -470,22 +476,6 @@ class SqliteCache(Cache):
     def keys(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._connection().execute("SELECT key FROM calls ORDER BY key")]
-
-
-_HOST = socket.gethostname()
-
-
-def _dead(host: str, pid: int) -> bool:
-    """True when a lease's owner is a process of this host that no longer exists."""
-    if host != _HOST:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
 
 
 def _chunks(items: list[Any], n: int) -> Iterable[list[Any]]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
 from ..errors import ContractParseError
-from .cache import Cache, CachedEntry, CacheWriteError, NullCache, cache_key
+from .cache import Cache, CachedEntry, CacheWriteError, NullCache, cache_key, request_key
 from .faults import FaultSpec
 from .providers import RequestContext, plugin_for
 from .retry import retrying, should_retry
@@ -185,7 +185,7 @@ class Gateway:
         started = time.perf_counter()
         try:
             messages = [{"role": m["role"], "content": m["content"]} for m in req.messages]
-            key = cache_key(model, messages, req.contract, req.contract_version, req.sample_index, 0)
+            key = request_key(model, req)
         except Exception as exc:  # noqa: BLE001 - e.g. a message without content: this item only
             return self._crashed(model, req, exc, started)
         slot = (id(asyncio.get_running_loop()), key)

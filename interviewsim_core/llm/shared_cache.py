@@ -42,8 +42,9 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from ..errors import ConfigError
-from .cache import _HOST, Cache, CachedEntry, SqliteCache, canonical_json
-from .cache import _dead  # one rule for leases of dead owners, whatever the backend
+from ..processes import HOST as _HOST
+from ..processes import owner_gone as _dead  # one rule for leases of dead owners, whatever the backend
+from .cache import Cache, CachedEntry, SqliteCache, canonical_json
 
 __all__ = ["PostgresCache", "RedisCache", "cache_label", "open_cache", "validate_cache_url"]
 

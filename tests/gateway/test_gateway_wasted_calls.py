@@ -93,7 +93,7 @@ def test_leases_live_owner_waits_dead_or_expired_owner_is_taken_over(tmp_path):
     mine.release("k")
     import sqlite3
 
-    from interviewsim_core.llm.cache import _HOST
+    from interviewsim_core.processes import HOST as _HOST
 
     with sqlite3.connect(path) as conn:
         conn.execute("INSERT OR REPLACE INTO leases VALUES ('dead', 'ghost', ?, ?, ?)", (_HOST, _dead_pid(), time.time() + 3600))
@@ -107,7 +107,8 @@ def test_leases_live_owner_waits_dead_or_expired_owner_is_taken_over(tmp_path):
 def test_stale_lease_of_a_dead_process_does_not_block_a_call(fake_server, tmp_path):
     import sqlite3
 
-    from interviewsim_core.llm.cache import _HOST, cache_key
+    from interviewsim_core.llm.cache import cache_key
+    from interviewsim_core.processes import HOST as _HOST
 
     path = tmp_path / "c.sqlite"
     SqliteCache(path).close()
