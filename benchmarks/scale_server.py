@@ -37,13 +37,12 @@ from interviewsim_core.llm.testing import FakeOpenAIServer, FakeServerConfig, ec
 
 
 def offline_reply(messages: list[dict[str, Any]]) -> str:
-    try:  # the offline model moves out of llm/ (issue 9); accept either home
-        from interviewsim_core.offline import UnrecognisedPromptError, respond
-    except ImportError:
-        from interviewsim_core.llm.offline import UnrecognisedPromptError, respond
+    """The offline model's answer (contract read off the prompt), or an echo for a prompt it does not know."""
+    from interviewsim_core.offline.stand_in import offline_reply as answer
+
     try:
-        return respond(messages)
-    except UnrecognisedPromptError:
+        return answer(messages)
+    except ValueError:  # no contract heading found (min of nothing), or a responder refused the prompt
         return echo_reply(messages)
 
 

@@ -328,7 +328,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--malformed-rate", type=float, default=0.0)
     p.add_argument("--reply", default="echo",
                    help="echo the prompt, or MODULE:FUNCTION, a reply(messages) -> str to import "
-                        "(the tests' offline-model stand-in: fakes:offline_reply, with tests/core/pipeline on PYTHONPATH)")
+                        "(e.g. interviewsim_core.offline.stand_in:offline_reply, the offline model as a remote one)")
     p.add_argument("--record", default=None, help="append one JSON line per request to this file")
     a = p.parse_args(argv)
     reply = echo_reply

@@ -89,7 +89,7 @@ def alive(pids: Iterable[int]) -> set[int]:
 
 
 class FakeModelServer:
-    """``python -m interviewsim_core.llm.testing`` answering as the offline model (``fakes.offline_reply``),
+    """``python -m interviewsim_core.llm.testing`` answering as the offline model (``offline.stand_in.offline_reply``),
     recording every request."""
 
     def __init__(self, workdir: Path):
@@ -100,7 +100,7 @@ class FakeModelServer:
     def __enter__(self) -> "FakeModelServer":
         self.record.write_text("")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "interviewsim_core.llm.testing", "--latency", "0", "--reply", "fakes:offline_reply",
+            [sys.executable, "-m", "interviewsim_core.llm.testing", "--latency", "0", "--reply", "interviewsim_core.offline.stand_in:offline_reply",
              "--record", str(self.record)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True,
             env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests" / "core" / "pipeline")]),

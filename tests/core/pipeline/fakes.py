@@ -123,21 +123,4 @@ class ScriptedGateway:
                           attempts=tuple(attempts), model=model.model, **usage)
 
 
-def offline_reply(messages: Sequence[dict]) -> str:
-    """The offline model's answer for a fake HTTP server standing in for a remote model.
-
-    A remote model reads the prompt, and the gateway sends it no contract name, so this stand-in
-    learns the contract from the template's heading (test code only: the offline provider itself
-    is told the contract by the gateway).
-    """
-    from interviewsim_core.contracts import REGISTRY, premise
-    from interviewsim_core.offline import respond
-
-    head = messages[0]["content"]
-    if head.startswith(premise.PASS_1_BLIND_RECONSTRUCTION_PROMPT[:60]):
-        return respond(messages, premise.PASS1_NAME)
-    if head.startswith(premise.PASS_2_SOURCE_VERIFICATION_PROMPT[:60]):
-        return respond(messages, premise.PASS2_NAME)
-    markers = {name: getattr(c, "MARKER", None) for name, c in REGISTRY.items()}
-    found = [(head.find(m), name) for name, m in markers.items() if m and m in head]
-    return respond(messages, min(found)[1])
+from interviewsim_core.offline.stand_in import offline_reply  # noqa: E402,F401 - the tests' remote-model stand-in

@@ -1,0 +1,28 @@
+"""The offline model behind an HTTP server, standing in for a remote model (tests, benchmarks).
+
+A remote model is sent only the prompt, never the contract name the gateway tells the in-process
+offline provider; so this stand-in learns the contract from the template's own heading (each
+contract's ``MARKER``, or the premise passes' opening words). It serves the fake OpenAI-compatible
+server (``llm/testing.py``) in the tests and the scale benchmark; the product never uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["offline_reply"]
+
+
+def offline_reply(messages: Sequence[dict]) -> str:
+    """The offline model's answer to ``messages``, with the contract read off the prompt."""
+    from ..contracts import REGISTRY, premise
+    from . import respond
+
+    head = messages[0]["content"]
+    if head.startswith(premise.PASS_1_BLIND_RECONSTRUCTION_PROMPT[:60]):
+        return respond(messages, premise.PASS1_NAME)
+    if head.startswith(premise.PASS_2_SOURCE_VERIFICATION_PROMPT[:60]):
+        return respond(messages, premise.PASS2_NAME)
+    markers = {name: getattr(c, "MARKER", None) for name, c in REGISTRY.items()}
+    found = [(head.find(m), name) for name, m in markers.items() if m and m in head]
+    return respond(messages, min(found)[1])
