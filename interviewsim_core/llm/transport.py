@@ -5,7 +5,8 @@ Why two paths: measured on this machine (benchmarks/bench_gateway.py, C=32, L=20
 objects, per-call cost lookup, the openai SDK's request building) against ~2-5 ms for a plain
 httpx POST, which caps one process at about half of what the endpoint can serve. Turning off
 litellm's callbacks and logging did not close that gap, so ``openai/`` and ``hosted_vllm/``
-models that name an ``api_base`` are posted with one shared ``httpx.AsyncClient`` per event loop;
+models that name an ``api_base`` are posted with small ``httpx.AsyncClient`` pools per event loop
+(one per ``POOL_CONNECTIONS`` concurrency slots of an endpoint, see there);
 litellm is still used for every other provider (including in-process plugins, see providers.py)
 and for cost data.
 ``Gateway(transport="litellm")`` sends everything through litellm.
@@ -29,7 +30,7 @@ from .secrets import RedactingFilter, provider_key_env
 from .types import ModelConfig
 
 __all__ = ["Completion", "litellm_module", "cost_of", "direct_eligible", "call_litellm", "call_direct",
-           "LoopRunner", "loop_state", "shared_runner"]
+           "LoopRunner", "Slots", "endpoint_slots", "loop_state", "shared_runner"]
 
 T = TypeVar("T")
 
@@ -230,12 +231,50 @@ async def call_litellm(model: ModelConfig, messages: Sequence[Mapping[str, str]]
                       cached_prompt_tokens=cached)
 
 
+POOL_CONNECTIONS = 8
+"""Most connections one HTTP pool of the direct path holds (and requests it carries at once).
+
+httpcore's pool walks all its connections twice per request, and for every idle one counts the
+idle ones again (quadratic) and asks the socket whether the peer hung up. With one pool of 64+
+connections and a provider that is not saturated (so many are idle), that walk was half of the
+client's CPU per call (py-spy, issue 13). So the direct path uses one small pool per group of
+``POOL_CONNECTIONS`` concurrency slots of an endpoint: the walk stays short whatever the bound,
+keep-alive is kept, and a pool can never be the limit because at most that many slots use it.
+"""
+
+
+class Slots:
+    """The concurrency bound of one provider endpoint, with an id per holder.
+
+    Waiters queue FIFO (an ``asyncio.Semaphore``); a holder gets the free slot id released last,
+    so at low load the same few slots (and their warm connections) serve every call. The id
+    picks the HTTP pool of the direct path (``slot // POOL_CONNECTIONS``).
+    """
+
+    def __init__(self, size: int):
+        self.size = max(1, size)
+        self._sem = asyncio.Semaphore(self.size)
+        self._free = list(range(self.size - 1, -1, -1))
+
+    async def acquire(self) -> int:
+        await self._sem.acquire()
+        return self._free.pop()  # no await between the two: the semaphore guarantees a free id
+
+    def release(self, slot: int) -> None:
+        self._free.append(slot)
+        self._sem.release()
+
+    def locked(self) -> bool:
+        return self._sem.locked()
+
+
 @dataclass
 class _LoopState:
-    """Per-event-loop resources: semaphores and the shared HTTP client must not cross loops."""
+    """Per-event-loop resources: bounds and HTTP clients must not cross loops."""
 
-    semaphores: dict[tuple[str, str | None], asyncio.Semaphore] = field(default_factory=dict)
-    client: Any = None
+    slots: dict[tuple[str, str | None], Slots] = field(default_factory=dict)
+    clients: dict[tuple[str, str | None, int], Any] = field(default_factory=dict)
+    ssl_context: Any = None
 
 
 _states: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState]" = weakref.WeakKeyDictionary()
@@ -251,19 +290,44 @@ def loop_state() -> _LoopState:
     return state
 
 
-def _client() -> Any:
+def endpoint_slots(model: ModelConfig) -> Slots:
+    """One bound per provider endpoint (model string + api_base) per event loop.
+
+    Keyed by endpoint rather than full identity: two judges that differ only in temperature
+    hit the same provider limit. The first config seen for an endpoint sizes the bound.
+    """
     state = loop_state()
-    if state.client is None:
+    key = (model.model, model.api_base)
+    slots = state.slots.get(key)
+    if slots is None:
+        slots = state.slots[key] = Slots(model.max_concurrency)
+    return slots
+
+
+def _client(model: ModelConfig, slot: int) -> Any:
+    """The HTTP pool of ``slot`` of ``model``'s endpoint on this loop (see POOL_CONNECTIONS)."""
+    state = loop_state()
+    key = (model.model, model.api_base, slot // POOL_CONNECTIONS)
+    client = state.clients.get(key)
+    if client is None:
         import httpx  # noqa: PLC0415
 
-        # The semaphores bound concurrency; the pool only has to never be the limit.
-        state.client = httpx.AsyncClient(limits=httpx.Limits(max_connections=1024, max_keepalive_connections=256),
-                                         timeout=None)
-    return state.client
+        if state.ssl_context is None:  # one TLS context (CA bundle parsed once) shared by the pools
+            state.ssl_context = httpx.create_ssl_context()
+        limits = httpx.Limits(max_connections=POOL_CONNECTIONS, max_keepalive_connections=POOL_CONNECTIONS)
+        client = state.clients[key] = httpx.AsyncClient(limits=limits, timeout=None, verify=state.ssl_context)
+    return client
 
 
-async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]]) -> Completion:
-    """One attempt as a plain POST to ``{api_base}/chat/completions`` with a shared client."""
+async def close_clients(state: _LoopState) -> None:
+    clients, state.clients = list(state.clients.values()), {}
+    for client in clients:
+        await client.aclose()
+
+
+async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]], *, slot: int = 0) -> Completion:
+    """One attempt as a plain POST to ``{api_base}/chat/completions`` on the pool of concurrency
+    slot ``slot`` (``Slots.acquire``) of the model's endpoint."""
     import httpx  # noqa: PLC0415
 
     assert model.api_base is not None
@@ -273,7 +337,7 @@ async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]])
     if key:
         headers["Authorization"] = f"Bearer {key}"
     url = model.api_base.rstrip("/") + "/chat/completions"
-    response = await _client().post(url, json=body, headers=headers, timeout=httpx.Timeout(model.timeout_s))
+    response = await _client(model, slot).post(url, json=body, headers=headers, timeout=httpx.Timeout(model.timeout_s))
     if response.status_code >= 400:
         detail = response.text[:300]
         raise ProviderHTTPError(f"HTTP {response.status_code} from {model.model}: {detail}",
@@ -343,9 +407,8 @@ class LoopRunner:
 
         async def _shutdown() -> None:
             state = _states.get(loop)
-            if state is not None and state.client is not None:
-                await state.client.aclose()
-                state.client = None
+            if state is not None:
+                await close_clients(state)
 
         asyncio.run_coroutine_threadsafe(_shutdown(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
