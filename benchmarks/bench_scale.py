@@ -194,7 +194,7 @@ def child_httpx(bodies: Path, base: str, c: int) -> dict[str, Any]:
 
 def child_question(corpus: Path, work: Path, base: str, n: int) -> dict[str, Any]:
     """Client-side cost of Chrono-1000 questions, step by step (CPU time of this process)."""
-    from interviewsim_core.llm.cache import SqliteCache, cache_key
+    from interviewsim_core.llm.cache import SqliteCache, request_key
     from interviewsim_core.llm.gateway import Gateway
     from interviewsim_core.loader import load_corpus
     from interviewsim_core.pipeline import generation
@@ -214,8 +214,8 @@ def child_question(corpus: Path, work: Path, base: str, n: int) -> dict[str, Any
     size = sum(len(m["content"]) for m in planned[0].request.messages)
     t = cpu()
     for p in planned:
-        r = p.request
-        cache_key(model, r.messages, r.contract, r.contract_version, r.sample_index, 0)
+        # The key the gateway looks up; it is remembered on the request, so "send" does not pay it again.
+        request_key(model, p.request)
     t_key = (cpu() - t) / len(planned)
     gw = Gateway(cache=SqliteCache(work / "question.sqlite"))
     run_calls(gw, warm)  # first calls pay one-off imports (litellm's response types, pydantic schemas)

@@ -16,7 +16,7 @@ response:`` line.
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -109,15 +109,34 @@ def build_messages(personality_id: str, question: str, context: ContextLike | No
         TypeError: ``question`` is not a string (e.g. a PairRef was passed).
         ValueError: blank personality_id or question.
     """
-    if not isinstance(question, str):
-        raise TypeError(f"question must be the question text (str), got {type(question).__name__}")
+    return messages_builder(personality_id, context)(question)
+
+
+def messages_builder(personality_id: str, context: ContextLike | None) -> Callable[[str], list[Message]]:
+    """``build_messages`` for the questions that share one context, the context rendered once.
+
+    A Chrono-m context is the same for every question of a personality, and rendering a
+    Chrono-1000 context (~700 KB) took ~5 ms per question (issue 13); the prompts are the same
+    bytes as ``build_messages`` gives. The returned function refuses what ``build_messages``
+    refuses.
+
+    Raises:
+        ValueError: blank personality_id (at once); the function raises as ``build_messages``.
+    """
     if not personality_id.strip():
         raise ValueError("personality_id must not be blank")
-    if not question.strip():
-        raise ValueError("question must not be blank")
     system = SYSTEM_TEMPLATE.format(personality_id=personality_id)
-    user = render_context(context) + "\n\n" + NEW_QUESTION + one_line(question) + "\n" + FINAL_INSTRUCTION
-    return [Message(role="system", content=system), Message(role="user", content=user)]
+    head = render_context(context) + "\n\n" + NEW_QUESTION
+
+    def build(question: str) -> list[Message]:
+        if not isinstance(question, str):
+            raise TypeError(f"question must be the question text (str), got {type(question).__name__}")
+        if not question.strip():
+            raise ValueError("question must not be blank")
+        user = head + one_line(question) + "\n" + FINAL_INSTRUCTION
+        return [Message(role="system", content=system), Message(role="user", content=user)]
+
+    return build
 
 
 def parse(raw: str) -> Result:

@@ -43,6 +43,7 @@ from ..processes import HOST as _HOST
 from ..processes import owner_gone as _dead
 from .prompt_store import decode_messages, encode_messages, pack_raw, unpack_raw
 from .types import CallRequest, ModelConfig
+from .wire import WireText
 
 __all__ = ["CachedEntry", "CacheStats", "Cache", "CacheWriteError", "SqliteCache", "NullCache", "cache_key",
            "cache_write_errors", "embedding_key", "canonical_json", "write_errors_path"]
@@ -134,26 +135,51 @@ def canonical_json(obj: Any) -> str:
 
 
 def cache_key(model: ModelConfig, messages: Sequence[Mapping[str, Any]], contract: str, contract_version: str,
-              sample_index: int, attempt: int) -> str:
+              sample_index: int, attempt: int, *, wire: WireText | None = None) -> str:
     """sha256 of everything that can change an output, and nothing that cannot.
 
     ``attempt`` is the re-ask index (0 = first ask); retries after errors reuse the same key
     because an error is never stored.
+
+    The hashed bytes are ``canonical_json`` of ``{"model": model.identity(), "messages": [{"role",
+    "content"}...], "contract", "contract_version", "sample_index", "attempt"}``, written out here
+    key by key (sorted) so each message content is escaped once (``wire``: the same messages'
+    ``WireText``, shared with the request body) and by the faster encoder where that is equal;
+    the key values are those of the plain ``canonical_json`` form (tests compare both).
     """
-    payload = {
-        "model": model.identity(),
-        "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
-        "contract": contract,
-        "contract_version": contract_version,
-        "sample_index": sample_index,
-        "attempt": attempt,
-    }
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+    literals = (wire if wire is not None else WireText(messages)).literals()
+    h = hashlib.sha256()
+    head = ('{"attempt":' + canonical_json(attempt) + ',"contract":' + canonical_json(contract)
+            + ',"contract_version":' + canonical_json(contract_version) + ',"messages":[')
+    h.update(head.encode("utf-8"))
+    for i, (m, literal) in enumerate(zip(messages, literals, strict=True)):
+        role, content = m["role"], m["content"]
+        h.update(((',{"content":' if i else '{"content":')
+                  + (literal if literal is not None else canonical_json(content))
+                  + ',"role":' + canonical_json(role) + "}").encode("utf-8"))
+    tail = '],"model":' + canonical_json(model.identity()) + ',"sample_index":' + canonical_json(sample_index) + "}"
+    h.update(tail.encode("utf-8"))
+    return h.hexdigest()
 
 
-def request_key(model: ModelConfig, req: CallRequest) -> str:
-    """The key of a request's first ask: what the gateway looks up, a batch pre-fills, a plan checks."""
-    return cache_key(model, req.messages, req.contract, req.contract_version, req.sample_index, 0)
+def request_key(model: ModelConfig, req: CallRequest, *, wire: WireText | None = None) -> str:
+    """The key of a request's first ask: what the gateway looks up, a batch pre-fills, a plan checks.
+
+    Remembered on the request (per model identity), so a planner's key is not recomputed by the
+    gateway (hashing a 700 KB prompt costs ~1.5 ms); the memo is used only while the request still
+    holds the very same message texts it was computed from.
+    """
+    ident = canonical_json(model.identity())
+    texts = tuple(x for m in req.messages for x in (m["role"], m["content"]))
+    memo = req._keys.get(ident)
+    if (memo is not None and len(memo[0]) == len(texts) and all(a is b for a, b in zip(memo[0], texts))
+            and memo[1] == (req.contract, req.contract_version, req.sample_index)):
+        return memo[2]
+    key = cache_key(model, req.messages, req.contract, req.contract_version, req.sample_index, 0, wire=wire)
+    if len(req._keys) > 8:
+        req._keys.clear()
+    req._keys[ident] = (texts, (req.contract, req.contract_version, req.sample_index), key)
+    return key
 
 
 def embedding_key(identity: Mapping[str, Any], text: str) -> str:

@@ -29,6 +29,7 @@ from .retry import retrying, should_retry
 from .secrets import RedactingFilter, redact
 from .transport import Completion, call_direct, call_litellm, direct_eligible, endpoint_slots, shared_runner
 from .types import Attempt, CallRequest, CallResult, ModelConfig
+from .wire import WireText
 
 __all__ = ["Gateway", "GatewayStats", "REASK_TEMPLATE"]
 
@@ -185,7 +186,8 @@ class Gateway:
         started = time.perf_counter()
         try:
             messages = [{"role": m["role"], "content": m["content"]} for m in req.messages]
-            key = request_key(model, req)
+            wire = WireText(messages)  # contents escaped once, for the key and the request body
+            key = request_key(model, req, wire=wire)
         except Exception as exc:  # noqa: BLE001 - e.g. a message without content: this item only
             return self._crashed(model, req, exc, started)
         slot = (id(asyncio.get_running_loop()), key)
@@ -198,7 +200,7 @@ class Gateway:
         self._pending[slot] = future
         try:
             try:
-                result = await self._acall(model, req, started, messages, key)
+                result = await self._acall(model, req, started, messages, key, wire)
             except Exception as exc:  # noqa: BLE001 - one broken item must never sink the batch
                 result = self._crashed(model, req, exc, started)
             future.set_result(result)
@@ -245,24 +247,24 @@ class Gateway:
         return await asyncio.to_thread(fn, *args)
 
     async def _acall(self, model: ModelConfig, req: CallRequest, started: float, messages: list[dict[str, str]],
-                     first_key: str) -> CallResult:
+                     first_key: str, wire: WireText) -> CallResult:
         attempts: list[Attempt] = []
         totals = {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "calls_made": 0, "cache_hits": 0,
                   "cached_prompt_tokens": 0}
         raw = parse_error = None
         for attempt in range(model.max_reasks + 1):
+            if attempt:
+                wire = WireText(messages)
             key = first_key if attempt == 0 else cache_key(model, messages, req.contract, req.contract_version,
-                                                           req.sample_index, attempt)
-            entry = await self._cache_io(self.cache.get_answer, key)
-            if entry is None:
-                entry = await self._claim(model, req, key)
+                                                           req.sample_index, attempt, wire=wire)
+            entry = await self._lookup(model, req, key)
             hit = entry is not None
             if entry is None:
                 async def persist(completion: Completion, key: str = key, sent: tuple = tuple(messages)) -> None:
                     await self._store(key, self._entry(completion, sent, model, req))
 
                 try:
-                    completion, calls = await self._ask(model, messages, req, persist)
+                    completion, calls = await self._ask(model, messages, req, persist, wire)
                 except _Failed as failure:
                     await self._cache_io(self.cache.release, key)
                     totals["calls_made"] += failure.calls
@@ -313,25 +315,59 @@ class Gateway:
             except Exception:  # noqa: BLE001 - the lease expires or is taken over after we exit
                 pass
 
-    async def _claim(self, model: ModelConfig, req: CallRequest, key: str) -> CachedEntry | None:
+    async def _lookup(self, model: ModelConfig, req: CallRequest, key: str) -> CachedEntry | None:
+        """The cached answer of ``key``, or None with the lease on it taken (ours to ask).
+
+        A miss then a lease then a re-check were three hops to a worker thread; they are one
+        (``_first_look``), which is a miss's usual path. Waiting for another process is ``_claim``.
+        """
+        if isinstance(self.cache, NullCache):
+            return self.cache.get_answer(key)
+        ttl = model.timeout_s * (model.max_retries + 1) + model.max_total_wait_s
+        try:
+            entry, leased = await asyncio.to_thread(self._first_look, key, ttl)
+        except CacheWriteError as exc:  # cannot even lease: ask anyway, the write will tell
+            if self.cache_error is None:
+                self.cache_error = exc
+                self.log.error("gateway: %s", self._redact(str(exc), None))
+            return None
+        if entry is not None or leased:
+            return entry
+        return await self._claim(model, req, key, ttl, leased_once=False)
+
+    def _first_look(self, key: str, ttl: float) -> tuple[CachedEntry | None, bool]:
+        """(the answer, False) on a hit; (None, True) when the lease is ours; (None, False) when
+        another live process holds it. Runs on a worker thread."""
+        entry = self.cache.get_answer(key)
+        if entry is not None:
+            return entry, False
+        if not self.cache.lease(key, ttl):
+            return None, False
+        # Re-check: the answer may have landed between our miss and the lease.
+        entry = self.cache.get_answer(key)
+        if entry is not None:
+            self.cache.release(key)
+        return entry, entry is None
+
+    async def _claim(self, model: ModelConfig, req: CallRequest, key: str, ttl: float,
+                     leased_once: bool = True) -> CachedEntry | None:
         """Take the lease on ``key`` (None: ours to ask), or wait for another process's answer.
 
         Another live process asking the same key right now will store its answer; paying for it
         twice is what the lease prevents. If that process fails (lease released) or dies (lease
-        taken over), this one asks after all.
+        taken over), this one asks after all. ``leased_once=False``: the first try at the lease
+        was made (and refused) by ``_lookup``.
         """
-        if isinstance(self.cache, NullCache):
-            return None
-        ttl = model.timeout_s * (model.max_retries + 1) + model.max_total_wait_s
         delay, told = 0.05, False
         while True:
             try:
-                if await self._cache_io(self.cache.lease, key, ttl):
+                if leased_once and await self._cache_io(self.cache.lease, key, ttl):
                     # Re-check: the answer may have landed between our miss and the lease.
                     entry = await self._cache_io(self.cache.get_answer, key)
                     if entry is not None:
                         await self._cache_io(self.cache.release, key)
                     return entry
+                leased_once = True
             except CacheWriteError as exc:  # cannot even lease: ask anyway, the write will tell
                 if self.cache_error is None:
                     self.cache_error = exc
@@ -358,7 +394,7 @@ class Gateway:
         return raw
 
     async def _ask(self, model: ModelConfig, messages: list[dict[str, str]], req: CallRequest,
-                   persist: Callable[[Completion], Awaitable[None]]) -> tuple[Completion, int]:
+                   persist: Callable[[Completion], Awaitable[None]], wire: WireText) -> tuple[Completion, int]:
         """Send one attempt with the retry policy, inside the model's concurrency bound.
 
         ``persist`` (the cache write) runs before the slot is released: a kill then loses at most
@@ -378,7 +414,7 @@ class Gateway:
                 # Each transport enforces model.timeout_s on the request itself; no outer
                 # wait_for, which would also count time the loop spent on other calls' CPU work.
                 if direct:
-                    completion = await call_direct(model, messages, slot=slot)
+                    completion = await call_direct(model, messages, slot=slot, wire=wire)
                 else:
                     meta = None if plugin is None else plugin.metadata(RequestContext(
                         req.contract, req.contract_version, req.sample_index, calls - 1, self.faults))

@@ -28,6 +28,7 @@ from typing import Any, Awaitable, Mapping, Sequence, TypeVar
 from .retry import ProviderHTTPError, retry_after_of
 from .secrets import RedactingFilter, provider_key_env
 from .types import ModelConfig
+from .wire import WireText, request_body
 
 __all__ = ["Completion", "litellm_module", "cost_of", "direct_eligible", "call_litellm", "call_direct",
            "LoopRunner", "Slots", "endpoint_slots", "loop_state", "shared_runner"]
@@ -325,19 +326,22 @@ async def close_clients(state: _LoopState) -> None:
         await client.aclose()
 
 
-async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]], *, slot: int = 0) -> Completion:
+async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]], *, slot: int = 0,
+                      wire: WireText | None = None) -> Completion:
     """One attempt as a plain POST to ``{api_base}/chat/completions`` on the pool of concurrency
-    slot ``slot`` (``Slots.acquire``) of the model's endpoint."""
+    slot ``slot`` (``Slots.acquire``) of the model's endpoint. ``wire``: the messages' escaped
+    contents if the caller has them (the gateway does, from the cache key)."""
     import httpx  # noqa: PLC0415
 
     assert model.api_base is not None
-    body: dict[str, Any] = {"model": model.model.split("/", 1)[1], "messages": list(messages), **_sampling(model)}
+    body = request_body(model.model.split("/", 1)[1], wire if wire is not None else WireText(messages),
+                        _sampling(model))
     headers = {"Content-Type": "application/json"}
     key = _direct_key(model)
     if key:
         headers["Authorization"] = f"Bearer {key}"
     url = model.api_base.rstrip("/") + "/chat/completions"
-    response = await _client(model, slot).post(url, json=body, headers=headers, timeout=httpx.Timeout(model.timeout_s))
+    response = await _client(model, slot).post(url, content=body, headers=headers, timeout=httpx.Timeout(model.timeout_s))
     if response.status_code >= 400:
         detail = response.text[:300]
         raise ProviderHTTPError(f"HTTP {response.status_code} from {model.model}: {detail}",

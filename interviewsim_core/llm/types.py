@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (CallRequest holds Messages)
 
 
@@ -124,6 +124,8 @@ class CallRequest(BaseModel):
     """Independent-sample index (PS votes 0, 1, 2): distinct keys, stable across re-runs."""
     item_id: str = ""
     """Caller's id for the item, for logs and error reports; not part of the key."""
+    _keys: dict[str, Any] = PrivateAttr(default_factory=dict)
+    """``cache.request_key``'s memo (model identity -> the texts it hashed and the key)."""
 
 
 class Attempt(BaseModel):

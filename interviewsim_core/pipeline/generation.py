@@ -7,6 +7,8 @@ training pair). Nothing built from held-out responses is an input of this module
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -43,12 +45,18 @@ def plan_generations(
     contexts = select_contexts(split, spec, questions, embedder, seed,
                                train_embeddings=train_embeddings, cache=embedding_cache)
     out = []
+    # Strategies that ignore the question (Chrono-m, the profiles) hand every question the same
+    # context object: render it (and list its ids) once, not once per question (issue 13).
+    shared: dict[int, tuple[Any, tuple[str, ...]]] = {}
     for p, ctx in zip(split.test_pairs, contexts, strict=True):
-        messages = generation.build_messages(pid, p.question, ctx)
+        if id(ctx) not in shared:  # ``contexts`` holds every ctx alive, so an id is not reused here
+            shared[id(ctx)] = (generation.messages_builder(pid, ctx), ctx.qa_ids)
+        build, qa_ids = shared[id(ctx)]
+        messages = build(p.question)
         row = {
             "personality_id": pid, "method": spec.name, "qa_id": p.qa_id, "interview_id": p.interview_id,
             "question": p.question, "strategy": spec.strategy, "n_context_requested": ctx.n_requested,
-            "n_context_used": ctx.n_used, "context_qa_ids": list(ctx.qa_ids),
+            "n_context_used": ctx.n_used, "context_qa_ids": list(qa_ids),
             # Profile characters in the prompt and ok/truncated/blank_profile (Wiki-Long cap, blank profiles).
             "context_chars": ctx.profile_chars, "context_state": ctx.state,
         }
