@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import ContractParseError
 from ..llm.types import Message
+from ..llm.wire import remember_prefix
 
 NAME = "generation"
 CONTRACT_VERSION = "1"
@@ -127,6 +128,7 @@ def messages_builder(personality_id: str, context: ContextLike | None) -> Callab
         raise ValueError("personality_id must not be blank")
     system = SYSTEM_TEMPLATE.format(personality_id=personality_id)
     head = render_context(context) + "\n\n" + NEW_QUESTION
+    remember_prefix(head)  # every prompt of this context starts with it: escape it for JSON once
 
     def build(question: str) -> list[Message]:
         if not isinstance(question, str):

@@ -154,9 +154,10 @@ def cache_key(model: ModelConfig, messages: Sequence[Mapping[str, Any]], contrac
     h.update(head.encode("utf-8"))
     for i, (m, literal) in enumerate(zip(messages, literals, strict=True)):
         role, content = m["role"], m["content"]
-        h.update(((',{"content":' if i else '{"content":')
-                  + (literal if literal is not None else canonical_json(content))
-                  + ',"role":' + canonical_json(role) + "}").encode("utf-8"))
+        h.update(b',{"content":' if i else b'{"content":')
+        for piece in literal if literal is not None else (canonical_json(content).encode("utf-8"),):
+            h.update(piece)
+        h.update((',"role":' + canonical_json(role) + "}").encode("utf-8"))
     tail = '],"model":' + canonical_json(model.identity()) + ',"sample_index":' + canonical_json(sample_index) + "}"
     h.update(tail.encode("utf-8"))
     return h.hexdigest()
