@@ -96,9 +96,47 @@ def litellm_module() -> Any:
     return _litellm
 
 
+@functools.lru_cache(maxsize=1)
+def _bundled_prices() -> dict[str, Any]:
+    """litellm's bundled price table (the one ``litellm_module`` makes it use), read without importing litellm."""
+    import importlib.util  # noqa: PLC0415
+    import json  # noqa: PLC0415
+
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or spec.origin is None:
+        return {}
+    path = os.path.join(os.path.dirname(spec.origin), "model_prices_and_context_window_backup.json")
+    try:
+        with open(path, "rb") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def _surely_unpriced(model: str) -> bool:
+    """True when litellm would find no price for ``model``, known without importing it.
+
+    ``import litellm`` costs ~3 s of CPU, once per process (12% of a short run's CPU, issue 13),
+    and a direct-path model on a custom server (``openai/<served name>``, ``hosted_vllm/...``) has
+    no price anyway. Conservative: only those prefixes, no ``ft:``-style names (litellm prices a
+    fine-tune as its base model), neither the full nor the bare name (nor lower-cased) in the
+    bundled table, and litellm not already imported (prices registered at run time live there).
+    Anything else asks litellm, as before.
+    """
+    if _litellm is not None or not model.startswith(_DIRECT_PREFIXES) or ":" in model:
+        return False
+    prices = _bundled_prices()
+    if not prices:
+        return False
+    bare = model.split("/", 1)[1]
+    return not any(name in prices for name in {model, bare, model.lower(), bare.lower()})
+
+
 @functools.lru_cache(maxsize=256)
 def _rates(model: str) -> tuple[float, float]:
     """(USD per prompt token, USD per completion token) from litellm's local price table; 0 if unknown."""
+    if _surely_unpriced(model):
+        return 0.0, 0.0
     litellm = litellm_module()
     try:
         p, _ = litellm.cost_per_token(model=model, prompt_tokens=1_000_000, completion_tokens=0)
@@ -111,6 +149,8 @@ def _rates(model: str) -> tuple[float, float]:
 @functools.lru_cache(maxsize=256)
 def cached_rate(model: str) -> float | None:
     """USD per prompt token read from the provider's prefix cache (``cache_read_input_token_cost``), or None."""
+    if _surely_unpriced(model):
+        return None
     cost = litellm_module().model_cost
     prices = cost.get(model) or cost.get(model.split("/", 1)[-1]) or {}
     rate = prices.get("cache_read_input_token_cost")

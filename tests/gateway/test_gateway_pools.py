@@ -54,3 +54,30 @@ def test_slots_hand_out_distinct_ids_and_reuse_the_last_released():
         assert await slots.acquire() == held[2]  # the warmest slot (last released) first
 
     asyncio.run(main())
+
+
+def test_an_unpriced_direct_model_is_priced_without_importing_litellm(tmp_path):
+    """``import litellm`` costs ~3 s of CPU per process; a custom server's model has no price anyway."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from interviewsim_core.llm.transport import cost_of\n"
+            "assert cost_of('openai/served-model-x', 1000, 1000) == 0.0\n"
+            "assert cost_of('hosted_vllm/lora-P1', 1000, 1000, 500) == 0.0\n"
+            "assert 'litellm' not in sys.modules, 'litellm was imported'\n"
+            "assert cost_of('openai/gpt-4o-mini', 1000, 1000) > 0\n"  # a priced model still asks litellm
+            "assert 'litellm' in sys.modules\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("model", ["openai/served-model-x", "hosted_vllm/lora-P1", "openai/Fake-Model"])
+def test_litellm_agrees_those_models_have_no_price(model):
+    """The shortcut above gives 0 for these without litellm; litellm itself says the same."""
+    from interviewsim_core.llm.transport import litellm_module
+
+    try:
+        prompt, completion = litellm_module().cost_per_token(model=model, prompt_tokens=1000, completion_tokens=1000)
+    except Exception:  # noqa: BLE001 - litellm's way of saying "no price"
+        prompt = completion = 0.0
+    assert prompt == completion == 0.0
