@@ -21,14 +21,15 @@ from collections import OrderedDict
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any, Mapping, Sequence
 
-__all__ = ["Literal", "WireText", "json_literal", "json_string", "remember_prefix", "request_body"]
+__all__ = ["JsonLiteral", "WireText", "json_literal", "json_string", "remember_prefix", "request_body"]
 
 PREFIX_MIN_CHARS = 4096
 """Shorter prefixes are not worth remembering (escaping 4 KB costs a few microseconds)."""
-PREFIX_SLOTS = 32
-"""Prefixes remembered at once (least recently used dropped): a few personalities x methods in flight."""
+PREFIX_SLOTS = 16
+"""Prefixes remembered at once, least recently used dropped (a few personalities x methods in flight;
+at Chrono-1000 each costs ~1.4 MB: the prefix and its escaped bytes)."""
 
-Literal = tuple[bytes, ...]
+JsonLiteral = tuple[bytes, ...]
 """The UTF-8 bytes of a JSON string literal, in pieces to be hashed or joined in order (a 700 KB
 text is not copied again just to glue a remembered prefix to the rest)."""
 
@@ -57,7 +58,7 @@ def remember_prefix(prefix: str) -> None:
             _prefixes.popitem(last=False)
 
 
-def json_literal(text: str) -> Literal:
+def json_literal(text: str) -> JsonLiteral:
     """``json.dumps(text, ensure_ascii=False).encode()`` in pieces: the faster encoder when its
     output is equal, and a remembered prefix's escaped form reused."""
     if len(text) >= PREFIX_MIN_CHARS and _prefixes:
@@ -82,9 +83,9 @@ class WireText:
 
     def __init__(self, messages: Sequence[Mapping[str, Any]]):
         self.messages = messages
-        self._literals: list[Literal | None] | None = None
+        self._literals: list[JsonLiteral | None] | None = None
 
-    def literals(self) -> list[Literal | None]:
+    def literals(self) -> list[JsonLiteral | None]:
         if self._literals is None:
             self._literals = [json_literal(m["content"]) if type(m["content"]) is str else None for m in self.messages]
         return self._literals
