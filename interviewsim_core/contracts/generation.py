@@ -110,7 +110,7 @@ def build_messages(personality_id: str, question: str, context: ContextLike | No
         TypeError: ``question`` is not a string (e.g. a PairRef was passed).
         ValueError: blank personality_id or question.
     """
-    return messages_builder(personality_id, context)(question)
+    return _builder(personality_id, context, shared=False)(question)
 
 
 def messages_builder(personality_id: str, context: ContextLike | None) -> Callable[[str], list[Message]]:
@@ -118,17 +118,23 @@ def messages_builder(personality_id: str, context: ContextLike | None) -> Callab
 
     A Chrono-m context is the same for every question of a personality, and rendering a
     Chrono-1000 context (~700 KB) took ~5 ms per question (issue 13); the prompts are the same
-    bytes as ``build_messages`` gives. The returned function refuses what ``build_messages``
-    refuses.
+    bytes as ``build_messages`` gives. The rendered context is also named as a prompt prefix many
+    calls share (``llm.wire.remember_prefix``), so each call JSON-escapes only its question. The
+    returned function refuses what ``build_messages`` refuses.
 
     Raises:
         ValueError: blank personality_id (at once); the function raises as ``build_messages``.
     """
+    return _builder(personality_id, context, shared=True)
+
+
+def _builder(personality_id: str, context: ContextLike | None, *, shared: bool) -> Callable[[str], list[Message]]:
     if not personality_id.strip():
         raise ValueError("personality_id must not be blank")
     system = SYSTEM_TEMPLATE.format(personality_id=personality_id)
     head = render_context(context) + "\n\n" + NEW_QUESTION
-    remember_prefix(head)  # every prompt of this context starts with it: escape it for JSON once
+    if shared:
+        remember_prefix(head)  # every prompt of this context starts with it: escape it for JSON once
 
     def build(question: str) -> list[Message]:
         if not isinstance(question, str):

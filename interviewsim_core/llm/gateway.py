@@ -333,7 +333,7 @@ class Gateway:
             return None
         if entry is not None or leased:
             return entry
-        return await self._claim(model, req, key, ttl, leased_once=False)
+        return await self._claim(model, req, key, ttl, lease_first=False)
 
     def _first_look(self, key: str, ttl: float) -> tuple[CachedEntry | None, bool]:
         """(the answer, False) on a hit; (None, True) when the lease is ours; (None, False) when
@@ -350,24 +350,24 @@ class Gateway:
         return entry, entry is None
 
     async def _claim(self, model: ModelConfig, req: CallRequest, key: str, ttl: float,
-                     leased_once: bool = True) -> CachedEntry | None:
+                     lease_first: bool = True) -> CachedEntry | None:
         """Take the lease on ``key`` (None: ours to ask), or wait for another process's answer.
 
         Another live process asking the same key right now will store its answer; paying for it
         twice is what the lease prevents. If that process fails (lease released) or dies (lease
-        taken over), this one asks after all. ``leased_once=False``: the first try at the lease
+        taken over), this one asks after all. ``lease_first=False``: the first try at the lease
         was made (and refused) by ``_lookup``.
         """
         delay, told = 0.05, False
         while True:
             try:
-                if leased_once and await self._cache_io(self.cache.lease, key, ttl):
+                if lease_first and await self._cache_io(self.cache.lease, key, ttl):
                     # Re-check: the answer may have landed between our miss and the lease.
                     entry = await self._cache_io(self.cache.get_answer, key)
                     if entry is not None:
                         await self._cache_io(self.cache.release, key)
                     return entry
-                leased_once = True
+                lease_first = True
             except CacheWriteError as exc:  # cannot even lease: ask anyway, the write will tell
                 if self.cache_error is None:
                     self.cache_error = exc

@@ -7,6 +7,7 @@ training pair). Nothing built from held-out responses is an input of this module
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -47,12 +48,17 @@ def plan_generations(
     out = []
     # Strategies that ignore the question (Chrono-m, the profiles) hand every question the same
     # context object: render it (and list its ids) once, not once per question (issue 13).
+    # ``contexts`` holds every ctx alive, so an id is not reused within this loop.
+    uses = Counter(id(ctx) for ctx in contexts)
     shared: dict[int, tuple[Any, tuple[str, ...]]] = {}
     for p, ctx in zip(split.test_pairs, contexts, strict=True):
-        if id(ctx) not in shared:  # ``contexts`` holds every ctx alive, so an id is not reused here
-            shared[id(ctx)] = (generation.messages_builder(pid, ctx), ctx.qa_ids)
-        build, qa_ids = shared[id(ctx)]
-        messages = build(p.question)
+        if uses[id(ctx)] == 1:
+            messages, qa_ids = generation.build_messages(pid, p.question, ctx), ctx.qa_ids
+        else:
+            if id(ctx) not in shared:
+                shared[id(ctx)] = (generation.messages_builder(pid, ctx), ctx.qa_ids)
+            build, qa_ids = shared[id(ctx)]
+            messages = build(p.question)
         row = {
             "personality_id": pid, "method": spec.name, "qa_id": p.qa_id, "interview_id": p.interview_id,
             "question": p.question, "strategy": spec.strategy, "n_context_requested": ctx.n_requested,

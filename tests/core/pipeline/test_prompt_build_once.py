@@ -19,15 +19,19 @@ def test_context_is_rendered_once_per_shared_context_and_prompts_are_unchanged(m
     contexts = select_contexts(sp, spec, questions, embedder)
     expected = [contract.build_messages(sp.personality_id, p.question, ctx) for p, ctx in zip(sp.test_pairs, contexts)]
 
-    rendered = []
+    rendered, prefixes = [], []
     real = contract.render_context
     monkeypatch.setattr(contract, "render_context", lambda ctx: rendered.append(ctx) or real(ctx))
+    monkeypatch.setattr(contract, "remember_prefix", prefixes.append)
     planned = plan_generations(sp, spec, models["generator"], embedder)
 
     assert [list(p.request.messages) for p in planned] == expected
     assert len(rendered) == len({id(c) for c in contexts})
     if spec.strategy in ("chronological", "short-profile", "no-context"):
         assert len(rendered) == 1 < len(planned)
+        assert len(prefixes) == 1 and all(p.request.messages[1]["content"].startswith(prefixes[0]) for p in planned)
+    else:  # a context per question is no shared prefix: remembering it would only evict the useful ones
+        assert prefixes == []
 
 
 def test_the_builder_refuses_what_build_messages_refuses(split):
