@@ -305,9 +305,6 @@ class Slots:
         self._free.append(slot)
         self._sem.release()
 
-    def locked(self) -> bool:
-        return self._sem.locked()
-
 
 @dataclass
 class _LoopState:
