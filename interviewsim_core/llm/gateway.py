@@ -27,7 +27,7 @@ from .faults import FaultSpec
 from .providers import RequestContext, plugin_for
 from .retry import retrying, should_retry
 from .secrets import RedactingFilter, redact
-from .transport import Completion, call_direct, call_litellm, direct_eligible, endpoint_slots, shared_runner
+from .transport import Completion, call_direct, call_litellm, direct_eligible, loop_state, shared_runner
 from .types import Attempt, CallRequest, CallResult, ModelConfig
 from .wire import WireText
 
@@ -400,7 +400,7 @@ class Gateway:
         ``persist`` (the cache write) runs before the slot is released: a kill then loses at most
         one answer per slot, so a resumed run repeats no more calls than the concurrency limit.
         """
-        slots = endpoint_slots(model)
+        semaphore = self._semaphore(model)
         direct = self.transport == "auto" and direct_eligible(model)
         plugin = None if direct else plugin_for(model.model)
         calls = 0
@@ -409,20 +409,17 @@ class Gateway:
             nonlocal calls
             calls += 1
             self._ledger.add(calls_made=1, retries=int(calls > 1))
-            slot = await slots.acquire()
-            try:
+            async with semaphore:
                 # Each transport enforces model.timeout_s on the request itself; no outer
                 # wait_for, which would also count time the loop spent on other calls' CPU work.
                 if direct:
-                    completion = await call_direct(model, messages, slot=slot, wire=wire)
+                    completion = await call_direct(model, messages, wire=wire)
                 else:
                     meta = None if plugin is None else plugin.metadata(RequestContext(
                         req.contract, req.contract_version, req.sample_index, calls - 1, self.faults))
                     completion = await call_litellm(model, messages, metadata=meta)
                 await persist(completion)
                 return completion
-            finally:
-                slots.release(slot)
 
         try:
             try:
@@ -452,6 +449,19 @@ class Gateway:
             d = should_retry(exc)
             self.log.info("gateway: retrying %s item %r after %s in %.2fs (retry_after=%s)", model.name,
                           req.item_id, d.kind, state.upcoming_sleep, d.retry_after)
+
+    def _semaphore(self, model: ModelConfig) -> asyncio.Semaphore:
+        """One bound per provider endpoint (model string + api_base) per event loop.
+
+        Keyed by endpoint rather than full identity: two judges that differ only in temperature
+        hit the same provider limit. The first config seen for an endpoint sizes the bound.
+        """
+        state = loop_state()
+        key = (model.model, model.api_base)
+        sem = state.semaphores.get(key)
+        if sem is None:
+            sem = state.semaphores[key] = asyncio.Semaphore(max(1, model.max_concurrency))
+        return sem
 
     @staticmethod
     def _redact(text: str, model: ModelConfig | None) -> str:

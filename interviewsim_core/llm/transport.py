@@ -5,8 +5,8 @@ Why two paths: measured on this machine (benchmarks/bench_gateway.py, C=32, L=20
 objects, per-call cost lookup, the openai SDK's request building) against ~2-5 ms for a plain
 httpx POST, which caps one process at about half of what the endpoint can serve. Turning off
 litellm's callbacks and logging did not close that gap, so ``openai/`` and ``hosted_vllm/``
-models that name an ``api_base`` are posted with small ``httpx.AsyncClient`` pools per event loop
-(one per ``POOL_CONNECTIONS`` concurrency slots of an endpoint, see there);
+models that name an ``api_base`` are posted with small ``httpx.AsyncClient`` pools per server and
+event loop (see ``POOL_CONNECTIONS``);
 litellm is still used for every other provider (including in-process plugins, see providers.py)
 and for cost data.
 ``Gateway(transport="litellm")`` sends everything through litellm.
@@ -31,7 +31,7 @@ from .types import ModelConfig
 from .wire import WireText, request_body
 
 __all__ = ["Completion", "litellm_module", "cost_of", "direct_eligible", "call_litellm", "call_direct",
-           "LoopRunner", "Slots", "endpoint_slots", "loop_state", "shared_runner"]
+           "LoopRunner", "POOL_CONNECTIONS", "loop_state", "shared_runner"]
 
 T = TypeVar("T")
 
@@ -273,45 +273,44 @@ async def call_litellm(model: ModelConfig, messages: Sequence[Mapping[str, str]]
 
 
 POOL_CONNECTIONS = 8
-"""Most connections one HTTP pool of the direct path holds (and requests it carries at once).
+"""Most requests one HTTP pool of the direct path carries at once (so most connections it holds).
 
-httpcore's pool walks all its connections twice per request, and for every idle one counts the
-idle ones again (quadratic) and asks the socket whether the peer hung up. With one pool of 64+
+httpcore's pool walks all its connections twice per request, and for every idle one counts them
+all again (quadratic) and asks its socket whether the peer hung up. With one pool of 64+
 connections and a provider that is not saturated (so many are idle), that walk was half of the
-client's CPU per call (py-spy, issue 13). So the direct path uses one small pool per group of
-``POOL_CONNECTIONS`` concurrency slots of an endpoint: the walk stays short whatever the bound,
-keep-alive is kept, and a pool can never be the limit because at most that many slots use it.
+client's CPU per call (py-spy, issue 13). So each server gets pools of ``POOL_CONNECTIONS``: a
+request in flight holds a request id (``_RequestIds``) and posts on pool ``id // POOL_CONNECTIONS``.
+The walk stays short whatever the concurrency, keep-alive is kept, and a pool is never the limit.
+Pools are per server (``api_base``), not per model: one adapter per personality on one vLLM server
+shares the server's pools instead of leaving a set of idle sockets behind per personality.
 """
 
 
-class Slots:
-    """The concurrency bound of one provider endpoint, with an id per holder.
+class _RequestIds:
+    """Ids of the requests in flight to one server: a request takes the id released last (its
+    pool's connections are the warmest), or a new one; so ``n`` requests in flight use ids < n."""
 
-    Waiters queue FIFO (an ``asyncio.Semaphore``); a holder gets the free slot id released last,
-    so at low load the same few slots (and their warm connections) serve every call. The id
-    picks the HTTP pool of the direct path (``slot // POOL_CONNECTIONS``).
-    """
+    def __init__(self) -> None:
+        self._free: list[int] = []
+        self._next = 0
 
-    def __init__(self, size: int):
-        self.size = max(1, size)
-        self._sem = asyncio.Semaphore(self.size)
-        self._free = list(range(self.size - 1, -1, -1))
+    def take(self) -> int:
+        if self._free:
+            return self._free.pop()
+        self._next += 1
+        return self._next - 1
 
-    async def acquire(self) -> int:
-        await self._sem.acquire()
-        return self._free.pop()  # no await between the two: the semaphore guarantees a free id
-
-    def release(self, slot: int) -> None:
-        self._free.append(slot)
-        self._sem.release()
+    def give(self, rid: int) -> None:
+        self._free.append(rid)
 
 
 @dataclass
 class _LoopState:
-    """Per-event-loop resources: bounds and HTTP clients must not cross loops."""
+    """Per-event-loop resources: semaphores and HTTP clients must not cross loops."""
 
-    slots: dict[tuple[str, str | None], Slots] = field(default_factory=dict)
-    clients: dict[tuple[str, str | None, int], Any] = field(default_factory=dict)
+    semaphores: dict[tuple[str, str | None], asyncio.Semaphore] = field(default_factory=dict)
+    clients: dict[tuple[str, int], Any] = field(default_factory=dict)
+    request_ids: dict[str, _RequestIds] = field(default_factory=dict)
     ssl_context: Any = None
 
 
@@ -328,32 +327,17 @@ def loop_state() -> _LoopState:
     return state
 
 
-def endpoint_slots(model: ModelConfig) -> Slots:
-    """One bound per provider endpoint (model string + api_base) per event loop.
-
-    Keyed by endpoint rather than full identity: two judges that differ only in temperature
-    hit the same provider limit. The first config seen for an endpoint sizes the bound.
-    """
-    state = loop_state()
-    key = (model.model, model.api_base)
-    slots = state.slots.get(key)
-    if slots is None:
-        slots = state.slots[key] = Slots(model.max_concurrency)
-    return slots
-
-
-def _client(model: ModelConfig, slot: int) -> Any:
-    """The HTTP pool of ``slot`` of ``model``'s endpoint on this loop (see POOL_CONNECTIONS)."""
-    state = loop_state()
-    key = (model.model, model.api_base, slot // POOL_CONNECTIONS)
-    client = state.clients.get(key)
+def _client(state: _LoopState, server: str, pool: int) -> Any:
+    """HTTP pool number ``pool`` of ``server`` on this loop (see POOL_CONNECTIONS)."""
+    client = state.clients.get((server, pool))
     if client is None:
         import httpx  # noqa: PLC0415
 
         if state.ssl_context is None:  # one TLS context (CA bundle parsed once) shared by the pools
             state.ssl_context = httpx.create_ssl_context()
         limits = httpx.Limits(max_connections=POOL_CONNECTIONS, max_keepalive_connections=POOL_CONNECTIONS)
-        client = state.clients[key] = httpx.AsyncClient(limits=limits, timeout=None, verify=state.ssl_context)
+        client = state.clients[(server, pool)] = httpx.AsyncClient(limits=limits, timeout=None,
+                                                                   verify=state.ssl_context)
     return client
 
 
@@ -363,11 +347,11 @@ async def close_clients(state: _LoopState) -> None:
         await client.aclose()
 
 
-async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]], *, slot: int = 0,
+async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]], *,
                       wire: WireText | None = None) -> Completion:
-    """One attempt as a plain POST to ``{api_base}/chat/completions`` on the pool of concurrency
-    slot ``slot`` (``Slots.acquire``) of the model's endpoint. ``wire``: the messages' escaped
-    contents if the caller has them (the gateway does, from the cache key)."""
+    """One attempt as a plain POST to ``{api_base}/chat/completions`` on one of the server's small
+    pools (see POOL_CONNECTIONS). ``wire``: the messages' escaped contents if the caller has them
+    (the gateway does, from the cache key)."""
     import httpx  # noqa: PLC0415
 
     assert model.api_base is not None
@@ -378,7 +362,16 @@ async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]],
     if key:
         headers["Authorization"] = f"Bearer {key}"
     url = model.api_base.rstrip("/") + "/chat/completions"
-    response = await _client(model, slot).post(url, content=body, headers=headers, timeout=httpx.Timeout(model.timeout_s))
+    state = loop_state()
+    ids = state.request_ids.get(model.api_base)
+    if ids is None:
+        ids = state.request_ids[model.api_base] = _RequestIds()
+    rid = ids.take()
+    try:
+        response = await _client(state, model.api_base, rid // POOL_CONNECTIONS).post(
+            url, content=body, headers=headers, timeout=httpx.Timeout(model.timeout_s))
+    finally:
+        ids.give(rid)
     if response.status_code >= 400:
         detail = response.text[:300]
         raise ProviderHTTPError(f"HTTP {response.status_code} from {model.model}: {detail}",

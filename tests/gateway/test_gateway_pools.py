@@ -1,29 +1,26 @@
-"""The direct transport's HTTP pools (issue 13): one small pool per group of concurrency slots.
+"""The direct transport's HTTP pools (issue 13): small pools per server.
 
 httpcore's pool walks all its connections (quadratically in the idle ones) twice per request;
 with one pool of 64+ connections that walk was half of the client's CPU per call. Each pool of an
-endpoint now serves at most ``POOL_CONNECTIONS`` slots, so it never holds more connections.
+server carries at most ``POOL_CONNECTIONS`` requests at once, so it never holds more connections.
 """
 
 from __future__ import annotations
 
-import asyncio
 
 import pytest
 from gateway_support import fake_model
 from scripted_model import scripted_reply, toy_request
 
 from interviewsim_core.llm.gateway import Gateway
-from interviewsim_core.llm.transport import POOL_CONNECTIONS, Slots, loop_state, shared_runner
+from interviewsim_core.llm.transport import POOL_CONNECTIONS, loop_state, shared_runner
 
 
-def _pools(model) -> dict[int, int]:
-    """Pool index -> connections it holds, for ``model``'s endpoint on the shared loop. Reads
-    httpx/httpcore internals (``_transport._pool.connections``): this test is about them."""
+def _pools(server: str) -> dict[int, int]:
+    """Pool index -> connections it holds, for ``server`` on the shared loop. Reads httpx/httpcore
+    internals (``_transport._pool.connections``): this test is about them."""
     async def read() -> dict[int, int]:
-        clients = loop_state().clients
-        return {k[2]: len(c._transport._pool.connections) for k, c in clients.items()
-                if k[:2] == (model.model, model.api_base)}
+        return {k[1]: len(c._transport._pool.connections) for k, c in loop_state().clients.items() if k[0] == server}
     return shared_runner().run(read())
 
 
@@ -34,26 +31,21 @@ def test_no_pool_holds_more_than_its_share_of_connections(fake_server, planted_k
     res = Gateway().run(model, [toy_request(f"q{i}") for i in range(2 * c)])
     assert all(r.status == "ok" for r in res)
     assert fake_server.max_in_flight > POOL_CONNECTIONS  # the bound, not a pool, limited concurrency
-    pools = _pools(model)
+    pools = _pools(model.api_base)
     assert sorted(pools) == [0, 1, 2]
     assert all(1 <= n <= POOL_CONNECTIONS for n in pools.values()), pools
 
 
-def test_slots_hand_out_distinct_ids_and_reuse_the_last_released():
-    async def main() -> None:
-        slots = Slots(3)
-        held = [await slots.acquire() for _ in range(3)]
-        assert sorted(held) == [0, 1, 2]
-        waiter = asyncio.ensure_future(slots.acquire())
-        await asyncio.sleep(0)
-        assert not waiter.done()  # the bound holds
-        slots.release(held[1])
-        assert await waiter == held[1]
-        slots.release(held[0])
-        slots.release(held[2])
-        assert await slots.acquire() == held[2]  # the warmest slot (last released) first
-
-    asyncio.run(main())
+@pytest.mark.server(latency_s=0.15, reply=scripted_reply)
+def test_models_on_one_server_share_its_pools(fake_server, planted_key):
+    """One adapter per personality on one server: the models share the server's pools (a set of
+    pools per model would keep idle sockets open for every personality ever asked)."""
+    models = [fake_model(fake_server, name=f"lora-P{i}", max_concurrency=POOL_CONNECTIONS // 2) for i in range(4)]
+    pairs = [(m, toy_request(f"{m.model} q{i}")) for m in models for i in range(POOL_CONNECTIONS)]
+    res = Gateway().run_many(pairs)
+    assert all(r.status == "ok" for r in res)
+    pools = _pools(models[0].api_base)
+    assert len(pools) == 2 and all(n <= POOL_CONNECTIONS for n in pools.values()), pools
 
 
 def test_an_unpriced_direct_model_is_priced_without_importing_litellm(tmp_path):
