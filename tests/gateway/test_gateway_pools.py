@@ -7,7 +7,6 @@ server carries at most ``POOL_CONNECTIONS`` requests at once, so it never holds 
 
 from __future__ import annotations
 
-
 import pytest
 from gateway_support import fake_model
 from scripted_model import scripted_reply, toy_request
