@@ -51,7 +51,10 @@ def remember_prefix(prefix: str) -> None:
         if prefix in _prefixes:
             _prefixes.move_to_end(prefix)
             return
-    opened = _escape(prefix)[:-1].encode("utf-8")  # the literal without its closing quote
+    try:
+        opened = _escape(prefix)[:-1].encode("utf-8")  # the literal without its closing quote
+    except UnicodeEncodeError:  # a lone surrogate: such a prompt fails where it is keyed, as before
+        return
     with _prefix_lock:
         _prefixes[prefix] = opened
         while len(_prefixes) > PREFIX_SLOTS:

@@ -83,3 +83,12 @@ def test_request_key_is_remembered_only_for_the_same_texts():
     voted = req.model_copy(update={"sample_index": 2})
     assert request_key(MODEL, voted) == plain_key(MODEL, req.messages, "c", "1", 2, 0)
     assert request_key(MODEL, req) == first
+
+
+def test_a_prefix_that_cannot_be_encoded_fails_where_the_prompt_is_keyed_as_before():
+    bad = "x" * 5000 + "\ud800"
+    wire.remember_prefix(bad)  # planning must not fail on it
+    with pytest.raises(UnicodeEncodeError):
+        cache_key(MODEL, [{"role": "user", "content": bad + "?"}], "c", "1", 0, 0)
+    with pytest.raises(UnicodeEncodeError):
+        plain_key(MODEL, [{"role": "user", "content": bad + "?"}], "c", "1", 0, 0)
