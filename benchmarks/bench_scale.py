@@ -266,6 +266,28 @@ def disk_bytes(root: Path) -> dict[str, int]:
     return out
 
 
+def cache_breakdown(root: Path) -> str:
+    """Where the model-call cache's bytes go (SQLite pages per table), to show what a call costs."""
+    from interviewsim_core.llm.cache import SqliteCache
+
+    path = root / ".cache" / "llm.sqlite"
+    if not path.is_file():
+        return "no SQLite cache"
+    cache = SqliteCache(path)
+    try:
+        st = cache.storage()
+    finally:
+        cache.close()
+    mb = lambda *names: sum(st.get(f"bytes:{n}", 0) for n in names) / 1e6  # noqa: E731
+    rows = "calls", "sqlite_autoindex_calls_1"
+    prompts = "packs", "packed", "loose", "blobs"
+    other = sum(v for k, v in st.items() if k.startswith("bytes:")) / 1e6 - mb(*rows) - mb(*prompts)
+    return (f"cache file: {st['calls']} call rows (answers, tokens, cost, prompt recipes, keys) {mb(*rows):.2f} MB, "
+            f"prompt chunks {mb(*prompts):.2f} MB (zstd packs: {st['packs']}, chunks not yet packed: {st['loose']}), "
+            f"other tables {other:.2f} MB; other files under .cache "
+            f"{(disk_bytes(root)['cache'] - path.stat().st_blocks * 512) / 1e6:.2f} MB")
+
+
 def end_to_end(corpus: Path, work: Path, n_people: int, c: int, latency: float) -> dict[str, Any]:
     from benchmarks.scale_server import idle_seconds
 
@@ -322,6 +344,7 @@ def end_to_end(corpus: Path, work: Path, n_people: int, c: int, latency: float) 
           f"(+ {disk['other'] / 1e6:.1f} MB other) = {per_call / 1000:6.2f} KB/call   target <= "
           f"{TARGETS['storage'] / 1000:.2f} KB/call (1/10 of {BEFORE_BYTES_PER_CALL / 1000:.1f})   ratio "
           f"{per_call / BEFORE_BYTES_PER_CALL:5.3f} of before   {verdict(per_call <= TARGETS['storage'])}")
+    print(f"  {cache_breakdown(work / 'e2e')}")
     questions = run["rows"].get("generations", 0) // max(1, len(METHODS.split(",")))
     return {"calls": calls, "wall": run["wall"], "cpu_ms": 1000 * run["cpu"] / calls, "rate": rate,
             "raw_rate": raw_rate, "ratio": ratio, "idle_share": idle / run["wall"], "bytes_per_call": per_call,

@@ -12,11 +12,12 @@ process leaves either the whole row or nothing. Errors are never stored. API key
 stored: only the model's ``identity()`` (which has no key) and the messages.
 
 Prompts are stored for audit, but not verbatim per call: each message is cut into chunks at
-content-defined line boundaries and every distinct chunk is stored once, deflated, under its
-hash (table ``blobs``, see ``prompt_store.py``); a call row keeps only a compact recipe. A
-personality's chrono context, repeated in every one of its questions, is therefore stored once,
-and a retrieval method's examples are shared wherever the same run of lines recurs. ``get`` and
-``prompt_of`` rebuild the exact messages (``interviewsim cache show KEY`` prints them).
+content-defined line boundaries and every distinct chunk is stored once under its hash; a call
+row keeps only a compact recipe. A personality's chrono context, repeated in every one of its
+questions, is therefore stored once, and a retrieval method's examples are shared wherever the
+same run of lines recurs. Chunks are then packed into zstd frames that see across chunks (see
+``prompt_store.py``). ``get`` and ``prompt_of`` rebuild the exact messages (``interviewsim cache
+show KEY`` prints them). Keys made by ``cache_key`` (sha256 hex) are stored as their 32 bytes.
 
 Two processes on one cache never pay twice for one call: before asking, a process takes a
 *lease* on the key (table ``leases``: owner, pid, host, expiry); another process that misses the
@@ -497,8 +498,8 @@ class SqliteCache(Cache):
         """Rows and bytes per table (SQLite's dbstat when available): for the storage benchmark."""
         with self._lock:
             conn = self._connection()
-            out = {"calls": int(conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]),
-                   "blobs": int(conn.execute("SELECT COUNT(*) FROM blobs").fetchone()[0])}
+            out = {t: int(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0])
+                   for t in ("calls", "loose", "packed", "packs", "blobs")}
             try:
                 for name, size in conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"):
                     out[f"bytes:{name}"] = int(size)

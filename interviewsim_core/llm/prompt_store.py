@@ -33,10 +33,10 @@ import hashlib
 import json
 import sqlite3
 import zlib
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-__all__ = ["COMPACT_AFTER", "PACK_MAX", "PROMPT_TABLES", "compact", "decode_messages", "encode_messages",
-           "pack_raw", "split_text", "unpack_raw"]
+__all__ = ["COMPACT_AFTER", "PACK_MAX", "PROMPT_TABLES", "compact", "decode_messages", "deflate", "encode_messages",
+           "inflate", "pack_raw", "rebuild_messages", "split_text", "unpack_raw"]
 
 PROMPT_TABLES = """
 CREATE TABLE IF NOT EXISTS blobs (
@@ -163,20 +163,47 @@ def decode_messages(conn: sqlite3.Connection, stored: str | bytes) -> tuple[dict
     """
     if isinstance(stored, str):
         return tuple(json.loads(stored))
-    stored = bytes(stored)
+    return rebuild_messages(bytes(stored), lambda ids, group: _fetch(conn, ids, old_deflated=not group))
+
+
+def rebuild_messages(recipe: bytes, fetch: Callable[[set[bytes], bool], Mapping[bytes, bytes]]) -> tuple[dict[str, str], ...]:
+    """The exact messages of a recipe made by ``encode_messages``, whatever stores the chunks.
+
+    ``fetch(ids, group)`` returns the raw bytes of those chunk ids (``group`` False) or id groups
+    (``group`` True); a missing id is a ``KeyError``. The SQLite cache fetches from its packs, the
+    shared caches (``shared_cache.py``) from their chunk tables.
+    """
     plan: list[tuple[str, int, list[bytes]]] = []
     pos = len(_RECIPE_V1)
-    while pos < len(stored):
-        n, pos = _read_varint(stored, pos)
-        role = stored[pos:pos + n].decode("utf-8")
-        mode = stored[pos + n]
-        count, pos = _read_varint(stored, pos + n + 1)
-        plan.append((role, mode, _ids(stored[pos:pos + count * _HASH_BYTES])))
+    while pos < len(recipe):
+        n, pos = _read_varint(recipe, pos)
+        role = recipe[pos:pos + n].decode("utf-8")
+        mode = recipe[pos + n]
+        count, pos = _read_varint(recipe, pos + n + 1)
+        plan.append((role, mode, _ids(recipe[pos:pos + count * _HASH_BYTES])))
         pos += count * _HASH_BYTES
-    groups = _fetch(conn, {h for _, mode, hs in plan if mode == 1 for h in hs}, old_deflated=False)
+    group_ids = {h for _, mode, hs in plan if mode == 1 for h in hs}
+    groups = _complete(fetch(group_ids, True), group_ids) if group_ids else {}
     plan = [(role, 0, [c for g in hs for c in _ids(groups[g])] if mode == 1 else hs) for role, mode, hs in plan]
-    texts = {h: b.decode("utf-8") for h, b in _fetch(conn, {h for _, _, hs in plan for h in hs}).items()}
+    chunk_ids = {h for _, _, hs in plan for h in hs}
+    texts = {h: b.decode("utf-8") for h, b in _complete(fetch(chunk_ids, False), chunk_ids).items()}
     return tuple({"role": role, "content": "".join(texts[h] for h in hs)} for role, _, hs in plan)
+
+
+def _complete(found: Mapping[bytes, bytes], ids: set[bytes]) -> Mapping[bytes, bytes]:
+    missing = [h.hex() for h in ids if h not in found]
+    if missing:
+        raise KeyError(f"cache row refers to missing prompt chunks {missing[:3]}")
+    return found
+
+
+def deflate(data: bytes) -> bytes:
+    """One chunk compressed on its own (the shared caches' chunk tables, which have no packs)."""
+    return _deflate(data)
+
+
+def inflate(data: bytes) -> bytes:
+    return _inflate(data)
 
 
 def _ids(buf: bytes) -> list[bytes]:
@@ -203,9 +230,6 @@ def _fetch(conn: sqlite3.Connection, ids: set[bytes], *, old_deflated: bool = Tr
             marks = ",".join("?" * len(part))
             for h, blob in conn.execute(f"SELECT hash, data FROM {table} WHERE hash IN ({marks})", part):
                 found[bytes(h)] = _inflate(bytes(blob)) if deflated else bytes(blob)
-    missing = [h.hex() for h in ids if h not in found]
-    if missing:
-        raise KeyError(f"cache row refers to missing prompt chunks {missing[:3]}")
     return found
 
 
