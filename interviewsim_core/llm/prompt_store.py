@@ -74,6 +74,8 @@ PACK_MAX = 4 << 20
 COMPACT_AFTER = 512 << 10
 """A process packs the loose chunks once it has written this many raw bytes of them (and when its
 cache closes or the process exits): new chunks are re-compressed at most PACK_MAX / this = 8 times."""
+_COMPACT_MOST = 8 * PACK_MAX
+"""At most this many raw bytes per compaction (memory and write-lock time stay bounded)."""
 _PACK_LEVEL = 9  # measured on the scale benchmark's chunks: level 6 -> +5% bytes, 19 -> -7% at 35x the CPU
 
 
@@ -284,7 +286,7 @@ def encode_messages(messages: Sequence[Mapping[str, Any]], known: set[bytes]) ->
 
 
 def compact(conn: sqlite3.Connection) -> int:
-    """Move every loose chunk into packs, in one write transaction; returns the raw bytes packed.
+    """Move the loose chunks (up to 32 MB) into packs, in one write transaction; returns raw bytes packed.
 
     Chunks already packed (another process stored the same chunk, or a resumed run re-sent it) are
     dropped from ``loose`` without a second copy. The newest pack is extended while it has room
@@ -293,7 +295,12 @@ def compact(conn: sqlite3.Connection) -> int:
     """
     conn.execute("BEGIN IMMEDIATE")
     try:
-        rows = [(bytes(h), bytes(d)) for h, d in conn.execute("SELECT hash, data FROM loose")]
+        rows, size = [], 0
+        for h, d in conn.execute("SELECT hash, data FROM loose"):
+            rows.append((bytes(h), bytes(d)))
+            size += len(d)
+            if size >= _COMPACT_MOST:  # a pile left by killed writers is packed over several calls
+                break
         if not rows:
             conn.execute("COMMIT")
             return 0
