@@ -241,3 +241,41 @@ def test_keys_are_stored_as_32_bytes_and_text_keys_of_older_caches_still_read(tm
     assert legacy.keys_with_prefix(old_key[:6]) == [old_key]
     with sqlite3.connect(old) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 0
+
+
+def _writer(path: str, worker: int, n: int) -> None:
+    cache = SqliteCache(path)
+    for q in range(n):
+        shared = "\n".join(_pair(j + q, 7) for j in range(30))  # overlaps the other writers' prompts
+        msgs = ({"role": "user", "content": f"{shared}\nworker {worker} question {q}?"},)
+        cache.put(f"w{worker}-{q}", CachedEntry(raw=f"{worker}/{q}", messages=msgs))
+    cache.close()
+
+
+def test_processes_writing_and_compacting_at_once_lose_nothing(tmp_path, monkeypatch):
+    import multiprocessing
+
+    from interviewsim_core.llm import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "COMPACT_AFTER", 3000)  # compact every few puts, in every process
+    path = str(tmp_path / "c.sqlite")
+    SqliteCache(path).close()
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_writer, args=(path, w, 40)) for w in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    reader = SqliteCache(path)
+    for w in range(3):
+        for q in range(40):
+            shared = "\n".join(_pair(j + q, 7) for j in range(30))
+            got = reader.get(f"w{w}-{q}")
+            assert got.raw == f"{w}/{q}" and got.messages[0]["content"] == f"{shared}\nworker {w} question {q}?"
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM loose").fetchone()[0] == 0  # each closed: all packed
+        assert conn.execute("SELECT COUNT(*) FROM packed").fetchone()[0] == conn.execute(
+            "SELECT COUNT(DISTINCT hash) FROM packed").fetchone()[0]
+        assert conn.execute("SELECT SUM(size) FROM packs").fetchone()[0] == conn.execute(
+            "SELECT SUM(size) FROM packed").fetchone()[0]  # no chunk packed twice
