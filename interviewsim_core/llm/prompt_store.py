@@ -16,7 +16,8 @@ chunk deflated on its own cannot see the others. So chunks go through two stages
 - ``packs``: ``compact`` moves loose chunks into packs of up to ``PACK_MAX`` raw bytes compressed as
   one zstd frame (pyarrow's codec), and indexes each chunk by (pack, start, size) in ``packed``.
   zstd's window spans the pack, so a chunk that repeats text of any earlier chunk of the pack costs
-  a few bytes: on the scale benchmark 3.4 MB of chunks take 0.4 MB (deflated one by one: 2.0 MB).
+  a few bytes: on ``bench_scale --quick`` 3.5 MB of chunks and id groups take 0.48 MB (deflated one by
+  one: 2.2 MB).
   The newest pack keeps growing (re-compressed with the new chunks) until it is full. Reading one
   prompt decompresses the packs it touches (~1 ms per MB); only audits read prompts (the gateway's
   hits read the answer row alone).
@@ -73,10 +74,10 @@ PACK_MAX = 4 << 20
 """Raw bytes per pack: zstd finds repeats anywhere in it, and an audit decompresses it in ~3 ms."""
 COMPACT_AFTER = 512 << 10
 """A process packs the loose chunks once it has written this many raw bytes of them (and when its
-cache closes or the process exits): new chunks are re-compressed at most PACK_MAX / this = 8 times."""
+cache closes or the process exits), so a pack is re-compressed about PACK_MAX / this = 8 times as it fills."""
 _COMPACT_MOST = 8 * PACK_MAX
 """At most this many raw bytes per compaction (memory and write-lock time stay bounded)."""
-_PACK_LEVEL = 9  # measured on the scale benchmark's chunks: level 6 -> +5% bytes, 19 -> -7% at 35x the CPU
+_PACK_LEVEL = 9  # the lowest level whose window spans a pack (4 MB; level 6: 2 MB); 19: -7% bytes at 35x the CPU
 
 
 def split_text(text: str) -> list[str]:
