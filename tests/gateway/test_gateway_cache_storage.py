@@ -279,3 +279,22 @@ def test_processes_writing_and_compacting_at_once_lose_nothing(tmp_path, monkeyp
             "SELECT COUNT(DISTINCT hash) FROM packed").fetchone()[0]
         assert conn.execute("SELECT SUM(size) FROM packs").fetchone()[0] == conn.execute(
             "SELECT SUM(size) FROM packed").fetchone()[0]  # no chunk packed twice
+
+
+def test_a_process_that_exits_without_closing_its_cache_packs_its_chunks(tmp_path):
+    """The runner does not close its gateway: the exit handler packs what the process left loose."""
+    import subprocess
+    import sys
+    import textwrap
+
+    path = tmp_path / "c.sqlite"
+    script = textwrap.dedent(f"""
+        from interviewsim_core.llm.cache import CachedEntry, SqliteCache
+        cache = SqliteCache({str(path)!r})
+        cache.put("k", CachedEntry(raw="a", messages=({{"role": "user", "content": "x" * 5000 + "y" * 300}},)))
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM loose").fetchone()[0] == 0
+        assert conn.execute("SELECT COUNT(*) FROM packed").fetchone()[0] > 0
+    assert SqliteCache(path).get("k").messages[0]["content"] == "x" * 5000 + "y" * 300
