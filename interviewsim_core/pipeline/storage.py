@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 import pandas as pd
@@ -102,10 +103,20 @@ def write_frame(df: pd.DataFrame, name: str, path: Path) -> Path:
     return atomic_write(path, lambda fh: parquet_write(table, fh))
 
 
-def read_frame(path: Root) -> pd.DataFrame:
-    """Read one partition file back as pandas (list columns as lists)."""
+def read_frame(path: Root, skip: Collection[str] = ()) -> pd.DataFrame:
+    """Read one partition file back as pandas (list columns as lists), without the ``skip`` columns.
+
+    ``skip`` lets a reader that needs a few columns of a big table (the report) leave the text it
+    never reads on disk; a column the file does not have is simply not there to skip.
+    """
+    def read(source) -> pd.DataFrame:
+        if not skip:
+            return from_table(pq.read_table(source))
+        pf = pq.ParquetFile(source)
+        return from_table(pf.read(columns=[c for c in pf.schema_arrow.names if c not in skip]))
+
     if isinstance(path, (Path, str)):
-        return from_table(pq.read_table(path))
+        return read(path)
     forget_listings(path)  # the object may have been replaced by another worker since we listed it
     with path.open("rb") as fh:  # a UPath: read through its fsspec filesystem
-        return from_table(pq.read_table(fh))
+        return read(fh)
