@@ -18,8 +18,8 @@ its target and a pass/fail word:
    ~10M calls) from the measured per-call figures at a given provider concurrency and latency.
 5. Memory: peak RSS of the run at the large vs the small corpus (default 20 vs 5 personalities,
    the issue's 80 vs 20 with ``--memory-sizes 20,80``; each in its own process; offline model
-   in-process, so it measures the pipeline, not sockets); target <= 1.3x. Then RSS after each part
-   of the runner's first stage (documents, embeddings, planned prompts), to show where it goes.
+   in-process, so it measures the pipeline, not sockets); target <= 1.3x. With the RSS as
+   personalities finish, to show it stays flat while the runner works through the corpus.
 
 Default sizes keep ``make bench`` to minutes on an idle 2-core machine with today's runner; the
 issue's sizes are one flag away (``--personalities 20 --memory-sizes 20,80``).
@@ -112,20 +112,22 @@ def _config(corpus: Path, data_root: Path, base: str | None, c: int, methods: st
     return EvalConfig(**kw).resolved()
 
 
-def _run(cfg) -> dict[str, int]:
-    """The whole evaluation of ``cfg`` in one call (one run for all methods); table -> rows."""
+def _run(cfg, progress=None) -> dict[str, int]:
+    """The whole evaluation of ``cfg`` in one call (one run for all methods); table -> rows written.
+
+    As a researcher would at scale: keep only the leaderboard in memory, read the rest from the
+    Parquet files (here only their row counts, from the footers).
+    """
+    import pyarrow.parquet as pq
+
     from interviewsim_core.pipeline import run_evaluation
 
-    return {k: len(v) for k, v in run_evaluation(cfg).items()}
-
-
-def child_run(corpus: Path, data_root: Path, base: str | None, c: int, methods: str) -> dict[str, Any]:
-    os.environ[KEY_ENV] = "bench"
-    cfg = _config(corpus, data_root, base, c, methods)
-    t0, c0, w0 = time.time(), time.process_time(), time.perf_counter()
-    rows = _run(cfg)
-    return {"t0": t0, "t1": time.time(), "wall": time.perf_counter() - w0, "cpu": time.process_time() - c0,
-            "peak_rss_mb": _peak_rss_mb(), "rows": rows}
+    run_evaluation(cfg, keep=("leaderboard",), progress=progress)
+    rows: dict[str, int] = {}
+    for f in Path(cfg.data_root).rglob("*.parquet"):
+        table = f.relative_to(cfg.data_root).parts[0]
+        rows[table] = rows.get(table, 0) + pq.ParquetFile(f).metadata.num_rows
+    return rows
 
 
 def _rss_mb() -> float:
@@ -133,29 +135,19 @@ def _rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
-def child_plan(corpus: Path, methods: str) -> dict[str, Any]:
-    """Where the runner's memory goes before any call: what stage 1 of ``run_evaluation`` holds at
-    once for the whole corpus (documents and splits, embedding matrices, every planned prompt)."""
-    from interviewsim_core.factories import make_embedder
-    from interviewsim_core.pipeline import generation
-    from interviewsim_core.pipeline.runner import load_splits
-    from interviewsim_core.strategies import resolve_method, train_question_matrix
+def child_run(corpus: Path, data_root: Path, base: str | None, c: int, methods: str) -> dict[str, Any]:
+    os.environ[KEY_ENV] = "bench"
+    cfg = _config(corpus, data_root, base, c, methods)
+    timeline: list[tuple[int, float, float]] = []  # (personalities done, RSS MB, peak RSS MB so far)
 
-    cfg = _config(corpus, corpus.parent / "plan_out", None, 64, methods)
-    out = {"imports": _rss_mb()}
-    splits = load_splits(cfg)
-    out["documents and splits"] = _rss_mb()
-    specs = [resolve_method(m) for m in cfg.methods]
-    emb = make_embedder(cfg)
-    mats = {pid: train_question_matrix(sp, emb) for pid, sp in splits.items()} if any(
-        s.needs_embedder for s in specs) else {}
-    out["training-question embeddings"] = _rss_mb()
-    plans = {(pid, s.name): generation.plan_generations(sp, s, cfg.generator, emb, cfg.seed,
-                                                        train_embeddings=mats.get(pid))
-             for pid, sp in splits.items() for s in specs}
-    out["generation plans (all prompts)"] = _rss_mb()
-    chars = sum(len(m["content"]) for calls in plans.values() for p in calls for m in p.request.messages)
-    return {"rss": out, "prompt_mb": chars / 1e6, "calls": sum(len(c) for c in plans.values())}
+    def progress(line: str) -> None:
+        if line.endswith("personalities)"):  # "<id>: done (k/n personalities)"
+            timeline.append((int(line.rsplit("(", 1)[1].split("/")[0]), _rss_mb(), _peak_rss_mb()))
+
+    t0, c0, w0 = time.time(), time.process_time(), time.perf_counter()
+    rows = _run(cfg, progress)
+    return {"t0": t0, "t1": time.time(), "wall": time.perf_counter() - w0, "cpu": time.process_time() - c0,
+            "peak_rss_mb": _peak_rss_mb(), "rows": rows, "timeline": timeline}
 
 
 def child_httpx(bodies: Path, base: str, c: int) -> dict[str, Any]:
@@ -266,6 +258,28 @@ def disk_bytes(root: Path) -> dict[str, int]:
     return out
 
 
+def cache_breakdown(root: Path) -> str:
+    """Where the model-call cache's bytes go (SQLite pages per table), to show what a call costs."""
+    from interviewsim_core.llm.cache import SqliteCache
+
+    path = root / ".cache" / "llm.sqlite"
+    if not path.is_file():
+        return "no SQLite cache"
+    cache = SqliteCache(path)
+    try:
+        st = cache.storage()
+    finally:
+        cache.close()
+    mb = lambda *names: sum(st.get(f"bytes:{n}", 0) for n in names) / 1e6  # noqa: E731
+    rows = "calls", "sqlite_autoindex_calls_1"
+    prompts = "packs", "packed", "loose", "blobs"
+    other = sum(v for k, v in st.items() if k.startswith("bytes:")) / 1e6 - mb(*rows) - mb(*prompts)
+    return (f"cache file: {st['calls']} call rows (answers, tokens, cost, prompt recipes, keys) {mb(*rows):.2f} MB, "
+            f"prompt chunks {mb(*prompts):.2f} MB (zstd packs: {st['packs']}, chunks not yet packed: {st['loose']}), "
+            f"other tables {other:.2f} MB; other files under .cache "
+            f"{(disk_bytes(root)['cache'] - path.stat().st_blocks * 512) / 1e6:.2f} MB")
+
+
 def end_to_end(corpus: Path, work: Path, n_people: int, c: int, latency: float) -> dict[str, Any]:
     from benchmarks.scale_server import idle_seconds
 
@@ -322,6 +336,7 @@ def end_to_end(corpus: Path, work: Path, n_people: int, c: int, latency: float) 
           f"(+ {disk['other'] / 1e6:.1f} MB other) = {per_call / 1000:6.2f} KB/call   target <= "
           f"{TARGETS['storage'] / 1000:.2f} KB/call (1/10 of {BEFORE_BYTES_PER_CALL / 1000:.1f})   ratio "
           f"{per_call / BEFORE_BYTES_PER_CALL:5.3f} of before   {verdict(per_call <= TARGETS['storage'])}")
+    print(f"  {cache_breakdown(work / 'e2e')}")
     questions = run["rows"].get("generations", 0) // max(1, len(METHODS.split(",")))
     return {"calls": calls, "wall": run["wall"], "cpu_ms": 1000 * run["cpu"] / calls, "rate": rate,
             "raw_rate": raw_rate, "ratio": ratio, "idle_share": idle / run["wall"], "bytes_per_call": per_call,
@@ -371,21 +386,17 @@ def memory(sizes: tuple[int, int], work: Path, methods: str, seed: int) -> None:
         peaks.append(r["peak_rss_mb"])
         print(f"  {n:4d} personalities: peak RSS {r['peak_rss_mb']:7.0f} MB   run {r['wall']:6.1f} s   "
               f"{r['rows'].get('generations', 0)} generations", flush=True)
+        tl = r["timeline"]
+        if tl:
+            marks = ", ".join(f"{k}: {rss:.0f}" for k, rss, _ in (tl[0], tl[len(tl) // 2], tl[-1]))
+            print(f"        RSS as personalities finish ({marks} MB); peak until the last one {tl[-1][2]:.0f} MB, "
+                  f"the rest is the leaderboard and the report (which reads the tables back)", flush=True)
         shutil.rmtree(work / f"mem_{n}", ignore_errors=True)
-    print(f"  where it goes (RSS after each part of the runner's stage 1, all personalities at once; methods {METHODS}):")
-    for n in sizes:
-        pl = _spawn("plan", corpus=work / f"corpus_mem_{n}", methods=METHODS)
-        parts, prev = [], 0.0
-        for k, v in pl["rss"].items():
-            parts.append(f"{k} +{v - prev:.0f}")
-            prev = v
-        print(f"  {n:4d} personalities: {', '.join(parts)} MB; {pl['calls']} generation prompts hold "
-              f"{pl['prompt_mb']:.0f} MB of text")
     ratio = peaks[1] / peaks[0]
     growth = (peaks[1] - peaks[0]) / (sizes[1] - sizes[0])
     print(f"  peak RSS {sizes[1]} / {sizes[0]} personalities = {ratio:5.2f}x   target <= {TARGETS['memory']:.1f}x   "
           f"{verdict(ratio <= TARGETS['memory'])}   ({growth:.1f} MB more per personality; at the paper's "
-          f"{PAPER['personalities']} personalities ~{(peaks[0] + growth * (PAPER['personalities'] - sizes[0])) / 1000:.0f} GB)")
+          f"{PAPER['personalities']} personalities ~{(peaks[0] + growth * (PAPER['personalities'] - sizes[0])) / 1000:.1f} GB)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -402,16 +413,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--skip-e2e", action="store_true")
     ap.add_argument("--skip-memory", action="store_true")
     ap.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
-    ap.add_argument("--child", choices=("run", "httpx", "question", "plan"), help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=("run", "httpx", "question"), help=argparse.SUPPRESS)
     for hidden in ("corpus", "data-root", "base", "methods", "bodies", "work"):
         ap.add_argument(f"--{hidden}", help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args(argv if argv is not None else [])
     if a.child == "run":
         print(json.dumps(child_run(Path(a.corpus), Path(a.data_root), a.base, a.c, a.methods)))
-        return
-    if a.child == "plan":
-        print(json.dumps(child_plan(Path(a.corpus), a.methods)))
         return
     if a.child == "httpx":
         print(json.dumps(child_httpx(Path(a.bodies), a.base, a.c)))

@@ -1,4 +1,5 @@
-"""``interviewsim cache show KEY``: the exact prompt a cached model call sent, and its answer.
+"""``interviewsim cache show KEY``: the exact prompt a cached model call sent, and its answer;
+``interviewsim cache compact``: pack what killed processes left loose.
 
 The cache stores prompts deduplicated and compressed (``llm/cache.py``), so they cannot be read
 with ``sqlite3`` directly; this command rebuilds them. Keys are in every result table's
@@ -51,6 +52,30 @@ def show_command(
     for m in entry.messages:
         typer.echo(f"\n--- {m['role']} ---\n{m['content']}")
     typer.echo(f"\n--- answer ---\n{entry.raw}")
+
+
+@cache_app.command("compact")
+def compact_command(
+    cache: Annotated[Optional[Path], typer.Option(help="Cache file; default <data-root>/.cache/llm.sqlite.")] = None,
+    data_root: Annotated[Path, typer.Option(help="Data root of the run.")] = Path("data_out"),
+) -> None:
+    """Pack the prompt chunks that processes left loose (killed ones, or ones that never closed the
+    cache); runs do this themselves as they go, so this only makes the file smaller now."""
+    from interviewsim_core.llm.cache import SqliteCache
+
+    path = cache or data_root / ".cache" / "llm.sqlite"
+    if not path.is_file():
+        typer.echo(f"no cache file at {path}", err=True)
+        raise typer.Exit(1)
+    store = SqliteCache(path)
+    try:
+        before, packed = path.stat().st_size, 0
+        while (done := store.compact()) > 0:
+            packed += done
+    finally:
+        store.close()
+    typer.echo(f"{path}: packed {packed / 1e3:.0f} KB of prompt chunks; file {before / 1e6:.2f} -> "
+               f"{path.stat().st_size / 1e6:.2f} MB")
 
 
 def register(app: typer.Typer) -> None:

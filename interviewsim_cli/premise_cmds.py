@@ -26,16 +26,16 @@ CLUSTERS_NAME = "premise_label_clusters.parquet"
 def _write_clusters(df, path: Path) -> None:
     """Atomic Parquet write of the label-cluster table."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from interviewsim_core.atomic_files import atomic_write
+    from interviewsim_core.pipeline.storage import parquet_write
 
     schema = pa.schema([
         ("rank", pa.int64()), ("representative", pa.string()), ("size", pa.int64()),
         ("n_conclusions", pa.int64()), ("members", pa.list_(pa.string())), ("examples", pa.list_(pa.string())),
     ])
     table = pa.Table.from_pylist(df.to_dict(orient="records"), schema=schema)
-    atomic_write(path, lambda fh: pq.write_table(table, fh))
+    atomic_write(path, lambda fh: parquet_write(table, fh))
 
 
 def run_premise(file: Path, judge: str, api_base: str | None, out: Path, gateway=None, embedder=None) -> dict:

@@ -37,6 +37,7 @@ __all__ = [
     "LoadedDocument",
     "discover_documents",
     "duplicate_personality",
+    "index_corpus",
     "load_corpus",
     "load_document",
     "load_paths",
@@ -51,6 +52,7 @@ class LoadedDocument:
 
     path: Path
     doc: PreparedInput
+    personality_id: str = ""
 
 
 def _is_skipped_dir(entry: Path) -> bool:
@@ -110,7 +112,7 @@ def discover_documents(path: str | os.PathLike[str]) -> list[Path]:
     return found
 
 
-def _load_all(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[LoadedDocument], list[Problem]]:
+def _load_all(paths: Iterable[str | os.PathLike[str]], keep: bool = True) -> tuple[list[LoadedDocument], list[Problem]]:
     files: list[Path] = []
     problems: list[Problem] = []
     seen: set[Path] = set()
@@ -135,7 +137,7 @@ def _load_all(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[LoadedDocum
                 continue
             owner[key] = (pid, f)
         if doc is not None:
-            loaded.append(LoadedDocument(f, doc))
+            loaded.append(LoadedDocument(f, doc if keep else None, doc.personality_id))  # type: ignore[arg-type]
     return loaded, problems
 
 
@@ -163,6 +165,22 @@ def load_corpus(path: str | os.PathLike[str]) -> list[PreparedInput]:
         InputValidationError: with every problem found in the whole corpus.
     """
     return [item.doc for item in load_paths([path])]
+
+
+def index_corpus(path: str | os.PathLike[str]) -> dict[str, Path]:
+    """Check a whole corpus as ``load_corpus`` does, but keep only personality id -> file.
+
+    For a runner that loads one personality at a time: every file is still read and checked up
+    front (every problem of every file listed, nothing run on a broken corpus), but no document
+    is held, so memory does not grow with the corpus.
+
+    Raises:
+        InputValidationError: with every problem found in the whole corpus.
+    """
+    loaded, problems = _load_all([path], keep=False)
+    if problems:
+        raise InputValidationError(problems)
+    return {item.personality_id: item.path for item in loaded}
 
 
 def load_document(path: str | os.PathLike[str]) -> PreparedInput:

@@ -23,6 +23,9 @@ class Embedder(Protocol):
     """
 
     name: str
+    """An embedder may also set ``store_vectors = False`` (``HashingEmbedder`` does): its vectors are
+    cheaper to recompute than to keep, so ``cached_embed`` memoises them in the process and never
+    writes them to disk. Absent means True: a paid or slow model's vectors are always kept."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Return an array of shape ``(len(texts), d)``, dtype float32, rows of norm 1 (or 0)."""

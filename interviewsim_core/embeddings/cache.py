@@ -33,6 +33,9 @@ def _safe_dirname(name: str) -> str:
 class EmbeddingCache:
     """Embedding matrices on disk, one ``.npy`` per (embedder name, ordered text list).
 
+    Only for embedders worth it (``store_vectors``, see ``cached_embed``): the offline hashing
+    embedder's matrices are recomputed rather than stored.
+
     Used for the training questions of a personality, which every retrieval method and every
     question of that personality shares: computed once per personality and embedding model,
     then read back. Writes are atomic (temp file + ``os.replace``) so concurrent processes and
@@ -48,11 +51,16 @@ class EmbeddingCache:
     def path_for(self, embedder_name: str, texts: Sequence[str]) -> Path:
         return self.directory / _safe_dirname(embedder_name) / f"{texts_digest(embedder_name, texts)}.npy"
 
-    def get(self, embedder_name: str, texts: Sequence[str]) -> np.ndarray | None:
-        """The stored matrix for exactly these texts under this embedder, or None."""
+    def get(self, embedder_name: str, texts: Sequence[str], *, disk: bool = True) -> np.ndarray | None:
+        """The stored matrix for exactly these texts under this embedder, or None.
+
+        ``disk=False``: only this process's memo (vectors that are never written, see ``put``).
+        """
         key = texts_digest(embedder_name, texts)
         if key in self._memo:
             return self._memo[key]
+        if not disk:
+            return None
         path = self.directory / _safe_dirname(embedder_name) / f"{key}.npy"
         try:
             arr = np.load(path, allow_pickle=False)
@@ -63,13 +71,17 @@ class EmbeddingCache:
         self._remember(key, arr)
         return arr
 
-    def put(self, embedder_name: str, texts: Sequence[str], matrix: np.ndarray) -> Path:
-        """Store ``matrix`` (one row per text) atomically; returns the file path."""
+    def put(self, embedder_name: str, texts: Sequence[str], matrix: np.ndarray, *, disk: bool = True) -> Path:
+        """Store ``matrix`` (one row per text) atomically; returns the file path.
+
+        ``disk=False`` keeps it in this process's memo only (the returned path is not written).
+        """
         matrix = np.array(matrix, dtype=np.float32, copy=True)  # the memo must not alias the caller's array
         if matrix.ndim != 2 or matrix.shape[0] != len(texts):
             raise ValueError(f"matrix of shape {matrix.shape} does not match {len(texts)} texts")
         path = self.path_for(embedder_name, texts)
-        atomic_write(path, lambda fh: np.save(fh, matrix, allow_pickle=False))
+        if disk:
+            atomic_write(path, lambda fh: np.save(fh, matrix, allow_pickle=False))
         self._remember(path.stem, matrix)
         return path
 
@@ -81,10 +93,15 @@ class EmbeddingCache:
 
 
 def cached_embed(embedder: Embedder, texts: Sequence[str], cache: EmbeddingCache | None) -> np.ndarray:
-    """``embedder.embed(texts)``, served from ``cache`` when these exact texts were embedded before."""
+    """``embedder.embed(texts)``, served from ``cache`` when these exact texts were embedded before.
+
+    An embedder with ``store_vectors = False`` (the offline ``HashingEmbedder``) is served from the
+    cache's in-process memo only: its matrices are never written to disk.
+    """
     texts = list(texts)
+    disk = bool(getattr(embedder, "store_vectors", True))
     if cache is not None:
-        hit = cache.get(embedder.name, texts)
+        hit = cache.get(embedder.name, texts, disk=disk)
         if hit is not None:
             return hit
     matrix = np.asarray(embedder.embed(texts), dtype=np.float32)
@@ -93,5 +110,5 @@ def cached_embed(embedder: Embedder, texts: Sequence[str], cache: EmbeddingCache
             f"embedder {embedder.name!r} returned shape {matrix.shape} for {len(texts)} texts"
         )
     if cache is not None:
-        cache.put(embedder.name, texts, matrix)
+        cache.put(embedder.name, texts, matrix, disk=disk)
     return matrix

@@ -12,11 +12,12 @@ process leaves either the whole row or nothing. Errors are never stored. API key
 stored: only the model's ``identity()`` (which has no key) and the messages.
 
 Prompts are stored for audit, but not verbatim per call: each message is cut into chunks at
-content-defined line boundaries and every distinct chunk is stored once, deflated, under its
-hash (table ``blobs``, see ``prompt_store.py``); a call row keeps only a compact recipe. A
-personality's chrono context, repeated in every one of its questions, is therefore stored once,
-and a retrieval method's examples are shared wherever the same run of lines recurs. ``get`` and
-``prompt_of`` rebuild the exact messages (``interviewsim cache show KEY`` prints them).
+content-defined line boundaries and every distinct chunk is stored once under its hash; a call
+row keeps only a compact recipe. A personality's chrono context, repeated in every one of its
+questions, is therefore stored once, and a retrieval method's examples are shared wherever the
+same run of lines recurs. Chunks are then packed into zstd frames that see across chunks (see
+``prompt_store.py``). ``get`` and ``prompt_of`` rebuild the exact messages (``interviewsim cache
+show KEY`` prints them). Keys made by ``cache_key`` (sha256 hex) are stored as their 32 bytes.
 
 Two processes on one cache never pay twice for one call: before asking, a process takes a
 *lease* on the key (table ``leases``: owner, pid, host, expiry); another process that misses the
@@ -26,13 +27,16 @@ or expired is taken over.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
 import uuid
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -41,7 +45,7 @@ import numpy as np
 
 from ..processes import HOST as _HOST
 from ..processes import owner_gone as _dead
-from .prompt_store import decode_messages, encode_messages, pack_raw, unpack_raw
+from .prompt_store import COMPACT_AFTER, PROMPT_TABLES, compact, decode_messages, encode_messages, pack_raw, unpack_raw
 from .types import CallRequest, ModelConfig
 from .wire import WireText
 
@@ -50,7 +54,7 @@ __all__ = ["CachedEntry", "CacheStats", "Cache", "CacheWriteError", "SqliteCache
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
-    key TEXT PRIMARY KEY,
+    key BLOB PRIMARY KEY,
     model TEXT NOT NULL,
     contract TEXT NOT NULL,
     raw TEXT NOT NULL,
@@ -60,10 +64,6 @@ CREATE TABLE IF NOT EXISTS calls (
     cost_usd REAL NOT NULL,
     created REAL NOT NULL
 );
-CREATE TABLE IF NOT EXISTS blobs (
-    hash BLOB PRIMARY KEY,
-    data BLOB NOT NULL
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS leases (
     key TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -78,7 +78,22 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector BLOB NOT NULL,
     created REAL NOT NULL
 );
-"""
+""" + PROMPT_TABLES
+_LAYOUT = 2
+"""``PRAGMA user_version`` of a cache file created with 32-byte keys. Files of older layouts (0) may
+hold keys as 64-character text: a miss there looks the text form up too."""
+_HEX_KEY = re.compile(r"[0-9a-f]{64}")
+
+
+def _stored_key(key: str) -> bytes | str:
+    """How a key is stored: a sha256 hex key (every key the gateway makes) as its 32 bytes, half the
+    size in the row and in the key index; any other key as text. SQLite never equates text and blob
+    values, so the two forms cannot collide."""
+    return bytes.fromhex(key) if len(key) == 64 and _HEX_KEY.fullmatch(key) else key
+
+
+def _key_text(stored: bytes | str) -> str:
+    return stored.hex() if isinstance(stored, bytes) else stored
 
 
 class CacheWriteError(OSError):
@@ -304,23 +319,67 @@ class SqliteCache(Cache):
             conn = sqlite3.connect(self.path, timeout=self._busy_timeout_ms / 1000, isolation_level=None,
                                    check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout_ms)}")
+            # A new file gives the pages compaction frees back to the file system (``_compact``);
+            # a no-op on an existing file (it keeps its mode; freed pages are reused instead).
+            conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
             conn.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode: a crash may lose the last commits but never corrupts the file.
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(_SCHEMA)
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'calls'").fetchone() is None:
+                self._create(conn)
+            conn.executescript(_SCHEMA)  # tables added since an older file was created
             _add_cached_tokens_column(conn)
+            self._text_keys = int(conn.execute("PRAGMA user_version").fetchone()[0]) < _LAYOUT
             self._conn, self._pid = conn, os.getpid()
             # One owner per cache object per process: two gateways of one process on one file
             # wait for each other like two processes do.
             self._owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
             self._known = set()
+            self._unpacked = 0
+            _OPEN.add(self)
         return self._conn
 
+    @staticmethod
+    def _create(conn: sqlite3.Connection) -> None:
+        """A new file: the tables and the layout number in one transaction (two processes creating
+        the same file at once: the second finds the tables and the number)."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            fresh = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'calls'").fetchone() is None
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            if fresh:
+                conn.execute(f"PRAGMA user_version = {_LAYOUT}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
     def close(self) -> None:
+        """Pack what this process left loose (``compact``), then close the connection."""
         with self._lock:
             if self._conn is not None and self._pid == os.getpid():
+                if self._unpacked:
+                    self._compact(self._conn)
                 self._conn.close()
             self._conn = None
+
+    def compact(self) -> int:
+        """Pack every loose prompt chunk of the file now (any process's); returns raw bytes packed."""
+        with self._lock:
+            return self._compact(self._connection())
+
+    def _compact(self, conn: sqlite3.Connection) -> int:
+        """Best effort: a full disk leaves the chunks loose (still complete and readable), not an error."""
+        try:
+            done = compact(conn)
+            self._unpacked = 0
+            conn.executescript("PRAGMA incremental_vacuum;")  # execute() would free one page per call
+            return done
+        except sqlite3.Error:
+            return 0
 
     def __getstate__(self) -> dict[str, Any]:
         # Picklable for process pools: the child opens its own connection.
@@ -339,18 +398,30 @@ class SqliteCache(Cache):
     def _get(self, key: str, *, with_messages: bool) -> CachedEntry | None:
         with self._lock:
             conn = self._connection()
-            row = conn.execute(
-                "SELECT raw, messages, model, contract, prompt_tokens, completion_tokens, cost_usd, created, "
-                "cached_prompt_tokens FROM calls WHERE key = ?", (key,)).fetchone()
+            sql = ("SELECT raw, messages, model, contract, prompt_tokens, completion_tokens, cost_usd, created, "
+                   "cached_prompt_tokens FROM calls WHERE key = ?")
+            stored = _stored_key(key)
+            row = conn.execute(sql, (stored,)).fetchone()
+            if row is None and self._text_keys and stored != key:
+                row = conn.execute(sql, (key,)).fetchone()  # written before 32-byte keys
             if row is None:
                 self.stats.misses += 1
                 return None
             self.stats.hits += 1
             raw, messages, model, contract, pt, ct, cost, created, cached = row
-            restored = decode_messages(conn, messages) if with_messages else ()
+            restored = self._decode(conn, messages) if with_messages else ()
         return CachedEntry(raw=unpack_raw(raw), messages=restored, model=model, contract=contract,
                            prompt_tokens=pt, completion_tokens=ct, cost_usd=cost, created=created,
                            cached_prompt_tokens=int(cached or 0))
+
+    @staticmethod
+    def _decode(conn: sqlite3.Connection, messages: str | bytes) -> tuple[dict[str, str], ...]:
+        # One read transaction: a compaction in another process cannot move a chunk between lookups.
+        conn.execute("BEGIN")
+        try:
+            return decode_messages(conn, messages)
+        finally:
+            conn.execute("COMMIT")
 
     def prompt_of(self, key: str) -> tuple[dict[str, str], ...] | None:
         """The exact messages a cached call sent (rebuilt from its chunks), or None if not cached."""
@@ -372,11 +443,11 @@ class SqliteCache(Cache):
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 if chunks:
-                    conn.executemany("INSERT OR IGNORE INTO blobs (hash, data) VALUES (?, ?)", chunks)
+                    conn.executemany("INSERT OR IGNORE INTO loose (hash, data) VALUES (?, ?)", chunks)
                 conn.execute(
                     "INSERT OR IGNORE INTO calls (key, model, contract, raw, messages, prompt_tokens, "
                     "completion_tokens, cost_usd, created, cached_prompt_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (key, entry.model, entry.contract, pack_raw(entry.raw), refs,
+                    (_stored_key(key), entry.model, entry.contract, pack_raw(entry.raw), refs,
                      int(entry.prompt_tokens), int(entry.completion_tokens), float(entry.cost_usd), entry.created,
                      int(entry.cached_prompt_tokens)))
                 conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, self._owner))
@@ -391,6 +462,9 @@ class SqliteCache(Cache):
                 raise
             self._known.update(h for h, _ in chunks)
             self.stats.writes += 1
+            self._unpacked += sum(len(d) for _, d in chunks)
+            if self._unpacked >= COMPACT_AFTER:
+                self._compact(conn)
 
     def _record_write_error(self, error: CacheWriteError) -> None:
         """Leave a one-line note beside the cache (once per process), so the command that started
@@ -451,8 +525,8 @@ class SqliteCache(Cache):
         """Rows and bytes per table (SQLite's dbstat when available): for the storage benchmark."""
         with self._lock:
             conn = self._connection()
-            out = {"calls": int(conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]),
-                   "blobs": int(conn.execute("SELECT COUNT(*) FROM blobs").fetchone()[0])}
+            out = {t: int(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0])
+                   for t in ("calls", "loose", "packed", "packs", "blobs")}
             try:
                 for name, size in conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"):
                     out[f"bytes:{name}"] = int(size)
@@ -496,13 +570,38 @@ class SqliteCache(Cache):
 
     def keys_with_prefix(self, prefix: str) -> list[str]:
         """Keys starting with ``prefix`` (at most a few, for lookups by a shortened key)."""
+        found = []
         with self._lock:
-            return [r[0] for r in self._connection().execute(
+            conn = self._connection()
+            # Text keys (older files, non-hex keys): SQLite orders every text before every blob.
+            found += [r[0] for r in conn.execute(
                 "SELECT key FROM calls WHERE key >= ? AND key < ? ORDER BY key LIMIT 5", (prefix, prefix + "\uffff"))]
+            if len(prefix) <= 64 and re.fullmatch(r"[0-9a-f]*", prefix):
+                low, high = bytes.fromhex((prefix + "0" * 64)[:64]), bytes.fromhex((prefix + "f" * 64)[:64])
+                found += [r[0].hex() for r in conn.execute(
+                    "SELECT key FROM calls WHERE key >= ? AND key <= ? ORDER BY key LIMIT 5", (low, high))]
+        return sorted(set(found))[:5]
 
     def keys(self) -> list[str]:
         with self._lock:
-            return [r[0] for r in self._connection().execute("SELECT key FROM calls ORDER BY key")]
+            return sorted(_key_text(r[0]) for r in self._connection().execute("SELECT key FROM calls"))
+
+
+_OPEN: "weakref.WeakSet[SqliteCache]" = weakref.WeakSet()
+
+
+@atexit.register
+def _pack_at_exit() -> None:
+    """A process that ends normally packs the chunks it left loose (the runner does not close its
+    gateway; a killed process leaves them loose, and the next compaction of the file packs them)."""
+    for cache in list(_OPEN):
+        if cache._conn is None or cache._pid != os.getpid() or not cache._unpacked:
+            continue
+        if cache._lock.acquire(timeout=5):  # a daemon thread stopped mid-write may hold it: then skip
+            try:
+                cache._compact(cache._conn)
+            finally:
+                cache._lock.release()
 
 
 def _chunks(items: list[Any], n: int) -> Iterable[list[Any]]:

@@ -15,6 +15,7 @@ counts only what this gateway actually spent.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import threading
 import time
@@ -148,7 +149,22 @@ class Gateway:
             return []
         if any(m.batch for m, _ in pairs):
             self._prefill_from_batches(pairs)
+        return self._runner.run(self._arun_many(pairs))
 
+    def submit_many(self, pairs: Sequence[tuple[ModelConfig, CallRequest]]) -> "concurrent.futures.Future[list[CallResult]]":
+        """Start a batch and return at once: the future's result is ``run_many``'s.
+
+        For a caller that keeps many batches in flight and reacts to each as it completes (the
+        streaming runner): every batch shares the same per-endpoint concurrency bounds, so the
+        provider stays at its limit while the caller plans the next calls. Cancelling the future
+        stops the calls not yet sent. Batch-mode models (``ModelConfig.batch``) are refused: their
+        point is one provider batch for everything, which only ``run_many`` gives.
+        """
+        if any(m.batch for m, _ in pairs):
+            raise ValueError("batch-mode models go through run_many (one provider batch), not submit_many")
+        return self._runner.submit(self._arun_many(pairs))
+
+    async def _arun_many(self, pairs: Sequence[tuple[ModelConfig, CallRequest]]) -> list[CallResult]:
         # A fixed pool of workers rather than one task per item: a partition may hold hundreds of
         # thousands of calls, and only about sum(max_concurrency) of them can be in flight anyway.
         bounds = {(m.model, m.api_base): m.max_concurrency for m, _ in pairs}
@@ -161,10 +177,7 @@ class Gateway:
                 model, req = pairs[i]
                 results[i] = await self.acall(model, req)
 
-        async def _all() -> None:
-            await asyncio.gather(*(_worker() for _ in range(width)))
-
-        self._runner.run(_all())
+        await asyncio.gather(*(_worker() for _ in range(width)))
         return results  # type: ignore[return-value]
 
     def _prefill_from_batches(self, pairs: Sequence[tuple[ModelConfig, CallRequest]]) -> None:

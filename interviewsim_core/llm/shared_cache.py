@@ -22,6 +22,12 @@ its rules, because they store the same ``CachedEntry`` under the same ``cache_ke
 ``make bench`` (``benchmarks/bench_cache.py``) measures get/put of the three backends; the README
 records which shared backend it favours and why.
 
+Prompts are stored as the SQLite cache stores them before packing (``prompt_store.py``): a row
+keeps the recipe of chunk ids, and each distinct chunk is stored once (deflated) in the backend's
+chunk table, written before the row, so a row never names a chunk that is not there. A
+personality's chrono context is thus stored once, not once per question; there is no pack stage
+(no compaction on a shared server). Entries written before (verbatim messages) still read.
+
 Each backend keeps its storage layout in one place (``_encode``/``_decode`` and the key prefixes or
 the table DDL) so that changes to the SQLite cache's stored form (compressed prompts, lease rows
 for in-flight keys, disk-full handling) are mirrored in one spot per backend.
@@ -29,6 +35,7 @@ for in-flight keys, disk-full handling) are mirrored in one spot per backend.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import threading
@@ -45,6 +52,7 @@ from ..errors import ConfigError
 from ..processes import HOST as _HOST
 from ..processes import owner_gone as _dead  # one rule for leases of dead owners, whatever the backend
 from .cache import Cache, CachedEntry, SqliteCache, canonical_json
+from .prompt_store import deflate, encode_messages, inflate, rebuild_messages
 
 __all__ = ["PostgresCache", "RedisCache", "cache_label", "open_cache", "validate_cache_url"]
 
@@ -88,18 +96,22 @@ def open_cache(cache_url: str | None, cache_path: str | os.PathLike[str]) -> Cac
     return RedisCache(cache_url) if kind == "redis" else PostgresCache(cache_url)
 
 
-def _encode(entry: CachedEntry) -> dict[str, Any]:
-    return {"raw": entry.raw, "messages": list(entry.messages), "model": entry.model, "contract": entry.contract,
-            "prompt_tokens": int(entry.prompt_tokens), "completion_tokens": int(entry.completion_tokens),
-            "cost_usd": float(entry.cost_usd), "created": float(entry.created),
-            "cached_prompt_tokens": int(entry.cached_prompt_tokens)}
+def _encode(entry: CachedEntry, recipe: bytes) -> dict[str, Any]:
+    return {"raw": entry.raw, "recipe": base64.b64encode(recipe).decode("ascii"), "model": entry.model,
+            "contract": entry.contract, "prompt_tokens": int(entry.prompt_tokens),
+            "completion_tokens": int(entry.completion_tokens), "cost_usd": float(entry.cost_usd),
+            "created": float(entry.created), "cached_prompt_tokens": int(entry.cached_prompt_tokens)}
 
 
-def _decode(data: Mapping[str, Any]) -> CachedEntry:
-    return CachedEntry(raw=data["raw"], messages=tuple(data["messages"]), model=data["model"],
+def _decode(data: Mapping[str, Any], messages: tuple[dict[str, str], ...]) -> CachedEntry:
+    return CachedEntry(raw=data["raw"], messages=messages, model=data["model"],
                        contract=data["contract"], prompt_tokens=int(data["prompt_tokens"]),
                        completion_tokens=int(data["completion_tokens"]), cost_usd=float(data["cost_usd"]),
                        created=float(data["created"]), cached_prompt_tokens=int(data.get("cached_prompt_tokens", 0)))
+
+
+def _inflated(found: Mapping[bytes, bytes]) -> dict[bytes, bytes]:
+    return {h: inflate(d) for h, d in found.items()}
 
 
 class _PerProcess(Cache):
@@ -121,7 +133,25 @@ class _PerProcess(Cache):
         if self._client is None or self._pid != os.getpid():
             self._client, self._pid = self._connect(), os.getpid()
             self._owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+            self._known: set[bytes] = set()
         return self._client
+
+    def _encode_prompt(self, entry: CachedEntry) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+        """(the recipe, the chunks this process has not stored yet, deflated)."""
+        self._conn()
+        recipe, items = encode_messages(entry.messages, self._known)
+        if len(self._known) > 200_000:  # a memo of chunks already stored, not a second cache
+            self._known.clear()
+        return recipe, [(h, deflate(d)) for h, d in items]
+
+    def get_answer(self, key: str) -> CachedEntry | None:
+        return self._get(key, with_messages=False)
+
+    def get(self, key: str) -> CachedEntry | None:
+        return self._get(key, with_messages=True)
+
+    def _get(self, key: str, *, with_messages: bool) -> CachedEntry | None:  # pragma: no cover - interface
+        raise NotImplementedError
 
     @property
     def owner(self) -> str:
@@ -140,13 +170,15 @@ class _PerProcess(Cache):
 
 
 class RedisCache(_PerProcess):
-    """Entries as JSON strings under ``interviewsim:call:<key>``, vectors as float32 bytes.
+    """Entries as JSON strings under ``interviewsim:call:<key>`` (the prompt as a recipe, its chunks
+    deflated under ``interviewsim:chunk:<id>``), vectors as float32 bytes.
 
     Run Redis with persistence (``appendonly yes``) and no eviction (``maxmemory-policy
     noeviction``): an evicted entry is a call paid again.
     """
 
     CALL_PREFIX = "interviewsim:call:"
+    CHUNK_PREFIX = "interviewsim:chunk:"
     VECTOR_PREFIX = "interviewsim:emb:"
     LEASE_PREFIX = "interviewsim:lease:"
     _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end"
@@ -158,18 +190,43 @@ class RedisCache(_PerProcess):
                                     password=os.environ.get("REDIS_PASSWORD") or None,
                                     socket_timeout=30, socket_connect_timeout=10, health_check_interval=30)
 
-    def get(self, key: str) -> CachedEntry | None:
+    def _get(self, key: str, *, with_messages: bool) -> CachedEntry | None:
         value = self._conn().get(self.CALL_PREFIX + key)
         with self._lock:
             if value is None:
                 self.stats.misses += 1
                 return None
             self.stats.hits += 1
-        return _decode(json.loads(value))
+        data = json.loads(value)
+        messages: tuple[dict[str, str], ...] = ()
+        if with_messages:
+            if "recipe" in data:
+                messages = rebuild_messages(base64.b64decode(data["recipe"]), self._chunks)
+            else:  # written before the chunk store: the messages verbatim
+                messages = tuple(data["messages"])
+        return _decode(data, messages)
+
+    def _chunks(self, ids: set[bytes], _group: bool) -> dict[bytes, bytes]:
+        ids_ = sorted(ids)
+        found = {}
+        for i in range(0, len(ids_), 500):
+            part = ids_[i:i + 500]
+            for h, blob in zip(part, self._conn().mget([self.CHUNK_PREFIX + h.hex() for h in part])):
+                if blob is not None:
+                    found[h] = blob
+        return _inflated(found)
 
     def put(self, key: str, entry: CachedEntry) -> None:
-        """Store once (``SET NX``): the first writer wins."""
-        self._conn().set(self.CALL_PREFIX + key, canonical_json(_encode(entry)).encode("utf-8"), nx=True)
+        """Store once (``SET NX``): the first writer wins. New chunks go first (``SET NX`` each)."""
+        recipe, chunks = self._encode_prompt(entry)
+        client = self._conn()
+        if chunks:
+            pipe = client.pipeline(transaction=False)
+            for h, data in chunks:
+                pipe.set(self.CHUNK_PREFIX + h.hex(), data, nx=True)
+            pipe.execute()
+        client.set(self.CALL_PREFIX + key, canonical_json(_encode(entry, recipe)).encode("utf-8"), nx=True)
+        self._known.update(h for h, _ in chunks)
         self.release(key)
         with self._lock:
             self.stats.writes += 1
@@ -261,6 +318,11 @@ CREATE TABLE IF NOT EXISTS interviewsim_llm_calls (
     created DOUBLE PRECISION NOT NULL
 );
 ALTER TABLE interviewsim_llm_calls ADD COLUMN IF NOT EXISTS cached_prompt_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE interviewsim_llm_calls ADD COLUMN IF NOT EXISTS recipe BYTEA;
+CREATE TABLE IF NOT EXISTS interviewsim_prompt_chunks (
+    hash BYTEA PRIMARY KEY,
+    data BYTEA NOT NULL
+);
 CREATE TABLE IF NOT EXISTS interviewsim_llm_leases (
     key TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -283,8 +345,9 @@ _PG_SCHEMA_LOCK = 727_130_015
 class PostgresCache(_PerProcess):
     """The SQLite cache's two tables, in PostgreSQL (the database can be the Dagster instance's).
 
-    Autocommit: each ``put`` is one ``INSERT ... ON CONFLICT DO NOTHING`` statement, so a killed
-    worker leaves the whole row or nothing, as with SQLite.
+    Autocommit: a ``put`` inserts its new prompt chunks, then the row, each one ``INSERT ... ON
+    CONFLICT DO NOTHING`` statement, so a killed worker leaves the whole row or nothing (at worst
+    chunks no row names yet), as with SQLite.
     """
 
     def _connect(self) -> Any:
@@ -314,28 +377,52 @@ class PostgresCache(_PerProcess):
                     return cur.fetchall()
                 return None
 
-    def get(self, key: str) -> CachedEntry | None:
-        row = self._execute("SELECT raw, messages, model, contract, prompt_tokens, completion_tokens, cost_usd, created, "
-                            "cached_prompt_tokens FROM interviewsim_llm_calls WHERE key = %s", (key,), fetch="one")
+    def _get(self, key: str, *, with_messages: bool) -> CachedEntry | None:
+        row = self._execute("SELECT raw, model, contract, prompt_tokens, completion_tokens, cost_usd, created, "
+                            "cached_prompt_tokens" + (", messages, recipe" if with_messages else "") +
+                            " FROM interviewsim_llm_calls WHERE key = %s", (key,), fetch="one")
         with self._lock:
             if row is None:
                 self.stats.misses += 1
                 return None
             self.stats.hits += 1
-        raw, messages, model, contract, pt, ct, cost, created, cached = row
-        return CachedEntry(raw=raw, messages=tuple(json.loads(messages)), model=model, contract=contract,
+        raw, model, contract, pt, ct, cost, created, cached = row[:8]
+        messages: tuple[dict[str, str], ...] = ()
+        if with_messages:
+            verbatim, recipe = row[8:]
+            # A row written before the chunk store holds the messages verbatim (and no recipe).
+            messages = rebuild_messages(bytes(recipe), self._chunks) if recipe is not None else tuple(json.loads(verbatim))
+        return CachedEntry(raw=raw, messages=messages, model=model, contract=contract,
                            prompt_tokens=pt, completion_tokens=ct, cost_usd=cost, created=created,
                            cached_prompt_tokens=int(cached or 0))
 
+    def _chunks(self, ids: set[bytes], _group: bool) -> dict[bytes, bytes]:
+        import psycopg2
+
+        rows = self._execute("SELECT hash, data FROM interviewsim_prompt_chunks WHERE hash = ANY(%s)",
+                             ([psycopg2.Binary(h) for h in ids],), fetch="all")
+        return _inflated({bytes(h): bytes(d) for h, d in rows})
+
     def put(self, key: str, entry: CachedEntry) -> None:
-        """Store once: the first writer wins."""
+        """Store once: the first writer wins. New chunks go first (``ON CONFLICT DO NOTHING``)."""
+        import psycopg2
+        import psycopg2.extras
+
+        recipe, chunks = self._encode_prompt(entry)
+        if chunks:
+            with self._lock:
+                with self._conn().cursor() as cur:
+                    psycopg2.extras.execute_values(
+                        cur, "INSERT INTO interviewsim_prompt_chunks (hash, data) VALUES %s ON CONFLICT (hash) DO NOTHING",
+                        [(psycopg2.Binary(h), psycopg2.Binary(d)) for h, d in chunks])
         self._execute(
-            "INSERT INTO interviewsim_llm_calls (key, model, contract, raw, messages, prompt_tokens, completion_tokens, "
-            "cost_usd, created, cached_prompt_tokens) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "INSERT INTO interviewsim_llm_calls (key, model, contract, raw, messages, recipe, prompt_tokens, "
+            "completion_tokens, cost_usd, created, cached_prompt_tokens) VALUES (%s, %s, %s, %s, '', %s, %s, %s, %s, %s, %s) "
             "ON CONFLICT (key) DO NOTHING",
-            (key, entry.model, entry.contract, entry.raw, canonical_json(list(entry.messages)),
+            (key, entry.model, entry.contract, entry.raw, psycopg2.Binary(recipe),
              int(entry.prompt_tokens), int(entry.completion_tokens), float(entry.cost_usd), float(entry.created),
              int(entry.cached_prompt_tokens)))
+        self._known.update(h for h, _ in chunks)
         self.release(key)
         with self._lock:
             self.stats.writes += 1

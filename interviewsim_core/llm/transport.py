@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import functools
 import os
 import threading
@@ -427,10 +428,14 @@ class LoopRunner:
             return self._loop
 
     def run(self, coro: Awaitable[T]) -> T:
+        return self.submit(coro).result()
+
+    def submit(self, coro: Awaitable[T]) -> "concurrent.futures.Future[T]":
+        """Start ``coro`` on the loop and return at once; cancelling the future cancels the coroutine."""
         loop = self._ensure()
         if threading.current_thread() is self._thread:
             raise RuntimeError("Gateway.run called from inside the gateway's own loop; use acall")
-        return asyncio.run_coroutine_threadsafe(coro, loop).result()  # type: ignore[arg-type]
+        return asyncio.run_coroutine_threadsafe(coro, loop)  # type: ignore[arg-type]
 
     def close(self) -> None:
         with self._lock:

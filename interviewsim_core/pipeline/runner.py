@@ -1,20 +1,41 @@
 """Run the evaluation graph (``steps.STEPS``) in one process, without Dagster.
 
 Same steps, same tables, same Parquet layout as the Dagster assets, so it serves three uses: a
-notebook user who wants results without a Dagster instance, the orchestration-overhead benchmark
+notebook user who wants results without a Dagster instance, the scale and orchestration benchmarks
 (Dagster vs. this), and a reference the Dagster tests compare against.
 
-The runner goes in waves. Compute steps run as soon as their inputs are done. Then every model
-step that is ready, in every partition (personality x method), plans its calls, and all of them go
-to the gateway as ONE batch (``run_calls``), which is what keeps the gateway busy: the per-model
-concurrency limit is filled from every personality and method at once. A step with a further round
-(the premise judge's pass 2) puts that round into the next wave's batch. Each finished partition is
-written at once (atomically), so a killed run keeps what finished and resumes through the cache.
+The unit of work is a **node**: one partition (``Cell``) of one step. A node is ready when the
+partitions it reads are done (per input mapping: the same partition, its personality's, or all),
+so nothing waits for a whole step to finish everywhere: a personality's judges start as soon as
+*its* generations are in, while other personalities are still generating.
+
+Two ways to run the model calls, chosen from what the gateway can do:
+
+* **streaming** (a gateway with ``submit_many``, i.e. ``llm.gateway.Gateway`` without batch-mode
+  models): each ready model node's calls are submitted at once, as their own batch, and the runner
+  goes on planning the next ready nodes while they are in flight; when a batch completes, its node
+  is assembled, written and its dependents become ready. All batches share the gateway's
+  per-endpoint concurrency bound, so the provider is kept at its limit across steps and
+  personalities (measured in ``benchmarks/bench_scale.py``). Personalities are admitted in id
+  order, a few at a time: a new one starts only when the calls queued for the active ones would no
+  longer keep the provider busy, or when one finishes. What a personality holds (its split,
+  retrieval embeddings, planned prompts, tables no later node reads) is released when it is done,
+  so memory follows the window, not the corpus.
+* **waves** (any other ``CallRunner``: the cost planner's costing gateway, batch mode, test
+  doubles): every ready model node of every personality plans its calls and they go to
+  ``run_many`` as ONE batch; the results make the next nodes ready. Batch mode needs this: one
+  provider batch for everything rather than one per partition.
+
+Either way each finished partition is written at once (atomically), so a killed run keeps what
+finished and resumes through the cache.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +43,22 @@ import pandas as pd
 
 from ..errors import ConfigError
 from ..factories import embedding_cache_dir, make_embedder, make_gateway
-from ..loader import load_corpus
+from ..loader import index_corpus, load_corpus, load_document
 from ..split import HeldOutSplit, split_personality
 from .calls import CallRunner, PlannedCall, run_calls
 from .config import EvalConfig, check_retrieval_embedder
-from .steps import Cell, Partitioning, Step, StepEnv, inputs_for, steps_for
+from .steps import BY_NAME, Cell, InputMapping, Partitioning, Step, StepEnv, inputs_for, steps_for
 from .storage import partition_path, write_frame
 from .tables import KEY_COLUMNS, concat_table
 
 TABLE_STEPS: tuple[str, ...] = tuple(s.name for s in steps_for(EvalConfig()) if not s.writes_files)
 """Tables ``run_evaluation`` returns under the default configuration, in dependency order."""
+
+BACKLOG_PER_SLOT = 2
+"""Streaming: admit another personality while fewer than this many calls per concurrency slot are
+queued. Two per slot keeps every slot refilled while the runner plans the next node (one
+personality's generation step alone queues hundreds of calls), without holding more personalities
+in memory than that needs."""
 
 
 def load_splits(config: EvalConfig, personalities: Iterable[str] | None = None) -> dict[str, HeldOutSplit]:
@@ -41,13 +68,18 @@ def load_splits(config: EvalConfig, personalities: Iterable[str] | None = None) 
         ConfigError: a selected personality is not in the corpus.
     """
     splits = {d.personality_id: split_personality(d) for d in load_corpus(config.corpus)}
-    if personalities is not None:
-        wanted = list(dict.fromkeys(personalities))
-        unknown = [p for p in wanted if p not in splits]
-        if unknown:
-            raise ConfigError(f"personalities not in {config.corpus}: {unknown}; known: {sorted(splits)}")
-        splits = {p: splits[p] for p in wanted}
-    return dict(sorted(splits.items()))
+    return {p: splits[p] for p in _select(config, splits, personalities)}
+
+
+def _select(config: EvalConfig, known: Iterable[str], personalities: Iterable[str] | None) -> list[str]:
+    known = set(known)
+    if personalities is None:
+        return sorted(known)
+    wanted = list(dict.fromkeys(personalities))
+    unknown = [p for p in wanted if p not in known]
+    if unknown:
+        raise ConfigError(f"personalities not in {config.corpus}: {unknown}; known: {sorted(known)}")
+    return sorted(wanted)
 
 
 def cells_of(step: Step, personalities: list[str], methods: list[str]) -> list[Cell]:
@@ -65,6 +97,54 @@ def write_partition(step: Step, cell: Cell, df: pd.DataFrame, root: Path) -> Pat
     return write_frame(df, step.name, partition_path(root, step.name, cell.personality, cell.method))
 
 
+def upstream_cells(step: Step, cell: Cell, up: Step, mapping: InputMapping, personalities: list[str],
+                   methods: list[str]) -> list[Cell]:
+    """The partitions of ``up`` that partition ``cell`` of ``step`` reads (``steps`` module doc)."""
+    if mapping is InputMapping.ALL or up.partitioning is Partitioning.NONE:
+        return cells_of(up, personalities, methods)
+    if mapping is InputMapping.SAME:
+        return [cell]
+    if up.partitioning is Partitioning.PERSONALITY:
+        return [Cell(cell.personality)]
+    return [Cell(cell.personality, m) for m in methods]
+
+
+Node = tuple[str, Cell]
+
+
+@dataclass
+class _Graph:
+    """Every node of the run, its unfinished inputs, who reads it, and how many readers are left."""
+
+    steps: dict[str, Step]
+    order: list[Node] = field(default_factory=list)
+    waiting: dict[Node, int] = field(default_factory=dict)
+    readers: dict[Node, list[Node]] = field(default_factory=lambda: defaultdict(list))
+    reads: dict[Node, list[Node]] = field(default_factory=dict)
+    left: dict[Node, int] = field(default_factory=dict)
+    """Readers not finished yet (+1 while the table is kept for the caller): 0 frees the table."""
+    by_personality: dict[str | None, int] = field(default_factory=lambda: defaultdict(int))
+
+    @classmethod
+    def build(cls, steps: list[Step], personalities: list[str], methods: list[str], keep: set[str]) -> "_Graph":
+        g = cls({s.name: s for s in steps})
+        for s in steps:
+            for c in cells_of(s, personalities, methods):
+                node = (s.name, c)
+                ups = [(i.step, u) for i in s.inputs if i.step in g.steps
+                       for u in upstream_cells(s, c, g.steps[i.step], i.mapping, personalities, methods)]
+                ups = list(dict.fromkeys(ups))
+                g.order.append(node)
+                g.reads[node] = ups
+                g.waiting[node] = len(ups)
+                g.left[node] = int(s.name in keep)
+                g.by_personality[c.personality] += 1
+                for u in ups:
+                    g.readers[u].append(node)
+                    g.left[u] += 1
+        return g
+
+
 def run_evaluation(
     config: EvalConfig,
     gateway: CallRunner | None = None,
@@ -72,8 +152,9 @@ def run_evaluation(
     methods: Iterable[str] | None = None,
     write: bool = True,
     progress: Callable[[str], None] | None = None,
+    keep: Iterable[str] | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """Evaluate every selected personality x method and return each table, concatenated.
+    """Evaluate every selected personality x method and return the kept tables, concatenated.
 
     Args:
         config: the run configuration (models, seed, data root, ...).
@@ -82,80 +163,224 @@ def run_evaluation(
         methods: method names (default: ``config.methods``).
         write: write each partition to ``<data_root>/<asset>/...parquet`` (atomically) as soon as it
             is done, and run the steps that write files of their own (the report).
-        progress: called with one line per wave (e.g. ``print``).
+        progress: called with one line per wave, or per finished personality when streaming.
+        keep: the tables to hold in memory and return (default: every table). At scale pass only
+            what you need (e.g. ``("leaderboard",)``, or ``()`` and read the Parquet files): every
+            other table is freed as soon as no later step reads it, so memory does not grow with
+            the corpus.
 
     Returns:
-        Step name -> table (every partition concatenated), in step order; file-writing steps excluded.
+        Step name -> table (every partition concatenated in personality, method order), in step
+        order; file-writing steps and tables not in ``keep`` excluded.
     """
     say = progress or (lambda _msg: None)
     method_names = [getattr(m, "name", m) for m in (methods if methods is not None else config.methods)]
     check_retrieval_embedder(config, method_names)  # before any corpus read or model call
-    splits = load_splits(config, personalities)
+    files = index_corpus(config.corpus)  # checks every file (every problem listed); keeps only id -> file
+    pids = _select(config, files, personalities)
     gw = gateway if gateway is not None else make_gateway(config)
-    env = StepEnv(config, splits.__getitem__, embedder=lambda: make_embedder(config),
+    splits: dict[str, HeldOutSplit] = {}
+
+    def split_of(pid: str) -> HeldOutSplit:
+        if pid not in splits:  # admitted personalities are loaded ahead; Dagster-free callers may ask any
+            splits[pid] = split_personality(load_document(files[pid]))
+        return splits[pid]
+
+    env = StepEnv(config, split_of, embedder=lambda: make_embedder(config),
                   embedding_cache=_embedding_cache(config) if write else None)
     steps = [s for s in steps_for(config) if write or not s.writes_files]
-    names = {s.name for s in steps}
-    pids = list(splits)
-    done: dict[str, dict[Cell, Any]] = {}
-    inflight: dict[str, tuple[Step, dict[Cell, list[PlannedCall]], dict]] = {}  # calls and results so far
-    pending = list(steps)
-    wave = 0
-
-    def ready() -> list[Step]:
-        return [s for s in pending if all(i.step in done for i in s.inputs if i.step in names)]
-
-    def finish(step: Step, frames: dict[Cell, Any]) -> None:
-        done[step.name] = frames
-        if write and not step.writes_files:
-            for cell, df in frames.items():
-                write_partition(step, cell, df, config.data_root)
-
-    def assemble(name: str) -> None:
-        step, calls, results = inflight.pop(name)
-        finish(step, {c: step.assemble(env, c, planned, results) for c, planned in calls.items()})
-
-    while pending or inflight:
-        while computable := [s for s in ready() if s.compute is not None]:
-            for step in computable:
-                finish(step, {c: step.compute(env, c, inputs_for(step, c, done))
-                              for c in cells_of(step, pids, method_names)})
-                pending.remove(step)
-        new: dict[str, dict[Cell, list[PlannedCall]]] = {}
-        for name, (step, calls, results) in list(inflight.items()):  # a further round, or done
-            more = {c: step.replan(env, c, planned, results) for c, planned in calls.items()} if step.replan else {}
-            if any(more.values()):
-                new[name] = more
-            else:
-                assemble(name)
-        for step in [s for s in ready() if s.plan is not None]:
-            new[step.name] = {c: step.plan(env, c, inputs_for(step, c, done))
-                              for c in cells_of(step, pids, method_names)}
-            inflight[step.name] = (step, {c: [] for c in new[step.name]}, {})
-            pending.remove(step)
-        if not new:
-            if pending and not ready() and not inflight:
-                raise RuntimeError(f"steps waiting on inputs that never run: {[s.name for s in pending]}")
-            continue
-        wave += 1
-        batch = [p for by_cell in new.values() for planned in by_cell.values() for p in planned]
-        say(f"wave {wave}: {len(batch)} model calls for {', '.join(new)}")
-        results = run_calls(gw, batch)
-        for name, by_cell in new.items():
-            step, calls, so_far = inflight[name]
-            for c, planned in by_cell.items():
-                calls[c].extend(planned)
-                so_far.update((p.key, results[p.key]) for p in planned)
-            if step.replan is None:
-                assemble(name)
-    tables = {s.name: concat_table(s.name, done[s.name].values()) for s in steps if not s.writes_files}
+    tables = [s.name for s in steps if not s.writes_files]
+    kept = set(tables if keep is None else keep) & set(tables)
+    graph = _Graph.build(steps, pids, method_names, kept)
+    models = _models(config)
+    streaming = callable(getattr(gw, "submit_many", None)) and not any(m.batch for m in models)
+    run = _Run(config, env, graph, gw, write, say, pids, streaming, splits)
+    try:
+        run.go()
+    finally:
+        run.cancel()
     if write:
         say(f"wrote the tables under {config.data_root}")
-    return tables
+    return {name: concat_table(name, [run.done[(name, c)] for c in cells_of(graph.steps[name], pids, method_names)])
+            for name in tables if name in kept}
+
+
+class _Run:
+    """One run of the graph: the ready nodes, the calls in flight, the personality window."""
+
+    def __init__(self, config: EvalConfig, env: StepEnv, graph: _Graph, gateway: CallRunner, write: bool,
+                 say: Callable[[str], None], personalities: list[str], streaming: bool,
+                 splits: dict[str, HeldOutSplit]):
+        self.config, self.env, self.g, self.gw, self.write, self.say = config, env, graph, gateway, write, say
+        self.streaming, self.splits = streaming, splits
+        self.done: dict[Node, Any] = {}
+        self.unfinished = len(graph.order)
+        self.total = len(personalities)
+        self.queue: deque[str] = deque(personalities)  # not admitted yet
+        self.active: set[str] = set()
+        self.remaining = dict(graph.by_personality)  # unfinished nodes per personality (None: unpartitioned)
+        self.nodes_of: dict[str | None, list[Node]] = defaultdict(list)
+        for node in graph.order:
+            self.nodes_of[node[1].personality].append(node)
+        self.ready: deque[Node] = deque(n for n in self.nodes_of[None] if graph.waiting[n] == 0)
+        self.calls: dict[Node, list[PlannedCall]] = {}  # every round's calls of a model node so far
+        self.results: dict[Node, dict] = {}
+        self.chunks: dict[Node, int] = {}  # streaming: batches of the node's current round still out
+        self.round: dict[Node, list[PlannedCall]] = {}
+        self.flight: dict[concurrent.futures.Future, tuple[Node, list[PlannedCall]]] = {}
+        self.backlog = 0  # streaming: calls submitted whose batch is not back yet
+        self.slots = max(1, sum({(m.model, m.api_base): m.max_concurrency for m in _models(config)}.values()))
+        self.next_wave: dict[Node, list[PlannedCall]] = {}  # waves mode
+        self.wave = 0
+
+    # -- the loop ----------------------------------------------------------------------------
+    def go(self) -> None:
+        while self.unfinished:
+            self._admit()
+            worked = self._work_ready()
+            if self.flight:
+                self._collect()
+            elif not worked and not self.ready:
+                if self.queue:  # nothing left to do for the active personalities: next one
+                    self._admit(force=True)
+                    continue
+                stuck = [f"{s}{'' if c == Cell() else [v for v in c if v]}" for s, c in self.g.order
+                         if (s, c) not in self.done][:10]
+                raise RuntimeError(f"steps waiting on inputs that never run: {stuck}")
+
+    def _admit(self, force: bool = False) -> None:
+        """Start personalities: in waves mode all at once (batch mode wants one provider batch for
+        the whole run); streaming, the next one only when the calls queued for the active ones
+        would no longer keep every concurrency slot busy (``BACKLOG_PER_SLOT``)."""
+        while self.queue and (not self.streaming or force or not self.active
+                              or self.backlog < BACKLOG_PER_SLOT * self.slots):
+            pid = self.queue.popleft()
+            self.active.add(pid)
+            self.env.split(pid)
+            self.ready.extend(n for n in self.nodes_of[pid] if self.g.waiting[n] == 0)
+            if self.streaming:
+                return  # its calls enter the backlog before the next one is considered
+
+    def _work_ready(self) -> bool:
+        """Run the ready compute nodes, plan the ready model nodes and send their calls; in waves
+        mode, then run the wave (with the further rounds of the previous one)."""
+        worked = bool(self.ready)
+        while self.ready:
+            node = self.ready.popleft()
+            step = self.g.steps[node[0]]
+            if step.compute is not None:
+                self._finish(node, step.compute(self.env, node[1], self._inputs(node)))
+                continue
+            self.calls[node], self.results[node] = [], {}
+            self._send(node, step.plan(self.env, node[1], self._inputs(node)))
+        if self.next_wave:
+            wave, self.next_wave = self.next_wave, {}
+            self._run_wave(wave)
+            worked = True
+        return worked
+
+    def _send(self, node: Node, planned: list[PlannedCall]) -> None:
+        if not planned:
+            self._assemble(node)
+        elif not self.streaming:
+            self.next_wave[node] = planned
+        else:
+            # Batches of at most half the slots: the backlog is then known to within that, and a
+            # node's calls interleave with other nodes' in the gateway's FIFO.
+            size = max(1, self.slots // 2)
+            parts = [planned[i:i + size] for i in range(0, len(planned), size)]
+            self.chunks[node] = len(parts)
+            self.round[node] = planned  # the round's calls in planned order, whatever order its batches end in
+            for part in parts:
+                fut = self.gw.submit_many([(p.model, p.request) for p in part])  # type: ignore[attr-defined]
+                self.flight[fut] = (node, part)
+                self.backlog += len(part)
+
+    def _run_wave(self, wave: dict[Node, list[PlannedCall]]) -> None:
+        self.wave += 1
+        batch = [p for planned in wave.values() for p in planned]
+        self.say(f"wave {self.wave}: {len(batch)} model calls for {', '.join(dict.fromkeys(s for s, _ in wave))}")
+        results = run_calls(self.gw, batch)
+        for node, planned in wave.items():
+            self.calls[node].extend(planned)
+            self.results[node].update((p.key, results[p.key]) for p in planned)
+            self._round_done(node)
+
+    def _collect(self) -> None:
+        finished, _ = concurrent.futures.wait(list(self.flight), return_when=concurrent.futures.FIRST_COMPLETED)
+        for fut in finished:
+            node, part = self.flight.pop(fut)
+            self.backlog -= len(part)
+            results = fut.result()
+            have = self.results[node]
+            for p, r in zip(part, results, strict=True):
+                if p.key in have:
+                    raise ValueError(f"two planned calls share the key {p.key!r}")
+                have[p.key] = r
+            self.chunks[node] -= 1
+            if self.chunks[node] == 0:
+                del self.chunks[node]
+                self.calls[node].extend(self.round.pop(node))
+                self._round_done(node)
+
+    def _round_done(self, node: Node) -> None:
+        """A round of a model node is answered: send its further round (premise pass 2), or assemble it."""
+        step = self.g.steps[node[0]]
+        more = step.replan(self.env, node[1], self.calls[node], self.results[node]) if step.replan else []
+        if more:
+            self._send(node, more)
+        else:
+            self._assemble(node)
+
+    def _assemble(self, node: Node) -> None:
+        step = self.g.steps[node[0]]
+        calls, results = self.calls.pop(node, []), self.results.pop(node, {})
+        self._finish(node, step.assemble(self.env, node[1], calls, results))
+
+    # -- finishing a node ---------------------------------------------------------------------
+    def _inputs(self, node: Node) -> dict[str, Any]:
+        frames: dict[str, dict[Cell, Any]] = defaultdict(dict)
+        for up in self.g.reads[node]:
+            frames[up[0]][up[1]] = self.done[up]
+        return inputs_for(self.g.steps[node[0]], node[1], frames)
+
+    def _finish(self, node: Node, frame: Any) -> None:
+        name, cell = node
+        step = self.g.steps[name]
+        if self.write and not step.writes_files:
+            write_partition(step, cell, frame, self.config.data_root)
+        self.done[node] = frame if self.g.left[node] else None
+        self.unfinished -= 1
+        for up in self.g.reads[node]:
+            self.g.left[up] -= 1
+            if self.g.left[up] == 0:
+                self.done[up] = None  # no later node reads it and the caller did not ask for it
+        for reader in self.g.readers[node]:
+            self.g.waiting[reader] -= 1
+            if self.g.waiting[reader] == 0 and (reader[1].personality is None or reader[1].personality in self.active):
+                self.ready.append(reader)
+        pid = cell.personality
+        self.remaining[pid] -= 1
+        if pid is not None and self.remaining[pid] == 0:
+            self.active.discard(pid)
+            self.splits.pop(pid, None)
+            self.env.forget(pid)
+            if self.streaming:
+                self.say(f"{pid}: done ({self.total - len(self.queue) - len(self.active)}/{self.total} personalities)")
+
+    def cancel(self) -> None:
+        """Stop the calls still in flight (an error or an interrupt in this thread): none is paid for nothing."""
+        for fut in self.flight:
+            fut.cancel()
+        self.flight.clear()
+
+
+def _models(config: EvalConfig) -> list:
+    return [config.effective_generator, config.effective_builder, config.effective_premise_judge,
+            *config.effective_judges]
 
 
 def _embedding_cache(config: EvalConfig):
     from ..embeddings import EmbeddingCache
 
     return EmbeddingCache(embedding_cache_dir(config))
-

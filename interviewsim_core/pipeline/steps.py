@@ -126,6 +126,11 @@ class StepEnv:
             return make_embedder(self.config)
         return self._embedder()
 
+    def forget(self, personality_id: str) -> None:
+        """Drop what this env holds for a personality (its retrieval matrix): a runner calls it when
+        the personality is done, so memory follows the personalities in progress, not the corpus."""
+        self._train.pop(personality_id, None)
+
     def retrieval(self, personality_id: str, method: str) -> dict[str, Any]:
         """Embedder, training-question matrix and embedding cache when ``method`` retrieves, else nothing."""
         from ..strategies import resolve_method, train_question_matrix

@@ -24,6 +24,12 @@ REPORT_TABLES: tuple[str, ...] = (
 )
 """Tables the report reads; the pipeline's ``leaderboard`` is recomputed from ``method_scores``."""
 
+UNREAD_COLUMNS: frozenset[str] = frozenset({
+    "raw_output", "parse_error", "error", "explanation", "justification", "generated", "response", "summary"})
+"""Columns no report section reads: the text of every answer and judgment. Left on disk, the report
+over a paper-sized data root holds scores and ids, not every answer (``bench_scale``'s memory figure:
+the report was the run's peak). ``tests/core/report`` checks the report is the same either way."""
+
 
 def _files(root: Path, asset: str) -> list[Path]:
     folder = root / asset
@@ -34,17 +40,20 @@ def _files(root: Path, asset: str) -> list[Path]:
     return files
 
 
-def read_asset(root: Path, asset: str) -> pd.DataFrame:
-    """Every partition of ``asset`` under ``root`` as one frame (empty frame with its columns if none)."""
-    frames = [read_frame(f) for f in _files(as_root(root), asset)]
+def read_asset(root: Path, asset: str, skip: frozenset[str] = frozenset()) -> pd.DataFrame:
+    """Every partition of ``asset`` under ``root`` as one frame (empty frame with its columns if none),
+    without the ``skip`` columns."""
+    frames = [read_frame(f, skip) for f in _files(as_root(root), asset)]
     frames = [f for f in frames if not f.empty]
     if not frames:
         return empty_frame(asset) if asset in SCHEMAS else pd.DataFrame()
     return pd.concat(frames, ignore_index=True)
 
 
-def load_tables(data_root: Path | str, tables: tuple[str, ...] = REPORT_TABLES) -> dict[str, pd.DataFrame]:
-    """Table name -> all its partitions concatenated; absent tables come back empty, never missing."""
+def load_tables(data_root: Path | str, tables: tuple[str, ...] = REPORT_TABLES,
+                skip: frozenset[str] = UNREAD_COLUMNS) -> dict[str, pd.DataFrame]:
+    """Table name -> all its partitions concatenated, without the ``skip`` columns (by default the
+    answers' text, which no section reads); absent tables come back empty, never missing."""
     root = as_root(data_root)  # a folder or a URL (s3://...): see dataroot.py
     forget_listings(root)  # list what other workers wrote since, not what this process saw before
-    return {name: read_asset(root, name) for name in tables}
+    return {name: read_asset(root, name, skip) for name in tables}

@@ -131,3 +131,23 @@ def test_cached_embed_rejects_wrong_shapes():
 
     with pytest.raises(ValueError, match="shape"):
         cached_embed(Bad(), ["a"], None)
+
+
+def test_offline_hashing_vectors_are_memoised_but_never_written(tmp_path):
+    """Storage (issue 13): the offline embedder's matrix (~2 KB per question) is cheaper to recompute
+    than to keep, so it stays in the process; a model's vectors (Counting above) are still written."""
+
+    class CountingHashing(HashingEmbedder):
+        calls = 0
+
+        def embed(self, texts):
+            type(self).calls += 1
+            return super().embed(texts)
+
+    emb, cache = CountingHashing(dim=32), EmbeddingCache(tmp_path)
+    first = cached_embed(emb, TEXTS, cache)
+    again = cached_embed(emb, TEXTS, cache)
+    assert CountingHashing.calls == 1 and np.array_equal(first, again)
+    assert not list(tmp_path.rglob("*")) and not HashingEmbedder.store_vectors
+    fresh = cached_embed(emb, TEXTS, EmbeddingCache(tmp_path))  # another process: recomputed, same vectors
+    assert CountingHashing.calls == 2 and np.array_equal(first, fresh)

@@ -14,6 +14,7 @@ from interviewsim_core.errors import InputValidationError, Problem
 from interviewsim_core.loader import (
     RULES,
     discover_documents,
+    index_corpus,
     load_corpus,
     load_document,
     load_paths,
@@ -264,6 +265,10 @@ def test_many_problems_in_several_files_come_in_one_error(tmp_path: Path) -> Non
     assert isinstance(info.value, ValueError)
     # validate_paths reports exactly the same problems, without raising, and nothing was written.
     assert set(validate_paths([corpus])) == set(info.value.problems)
+    # index_corpus (the runner's: check everything, hold nothing) refuses with the same problems.
+    with pytest.raises(InputValidationError) as indexed:
+        index_corpus(corpus)
+    assert set(indexed.value.problems) == set(info.value.problems)
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
@@ -494,3 +499,12 @@ def test_text_with_only_invisible_characters_is_blank(tmp_path: Path) -> None:
     doc = _doc()
     _pair(doc)["response"] = "\u200fمرحبا\u200c بالعالم"  # RTL mark and ZWNJ inside real text are content
     assert load_document(_write(tmp_path, doc)).personality_id == "P1"
+
+
+def test_index_corpus_maps_each_personality_to_its_file_in_folder_order(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    fb = _write(corpus / "B", _doc("PB", n_interviews=2, n_pairs=1))
+    fa = _write(corpus / "A", _doc("PA", n_interviews=4, n_pairs=3))
+    index = index_corpus(corpus)
+    assert list(index.items()) == [("PA", fa), ("PB", fb)]
+    assert load_document(index["PB"]) == load_corpus(corpus)[1]

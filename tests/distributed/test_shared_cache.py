@@ -38,7 +38,8 @@ def backend(request, servers):
     else:
         url = pg.url
         cache = PostgresCache(url)
-        cache._execute("TRUNCATE interviewsim_llm_calls, interviewsim_embeddings, interviewsim_llm_leases")
+        cache._execute("TRUNCATE interviewsim_llm_calls, interviewsim_embeddings, interviewsim_llm_leases, "
+                       "interviewsim_prompt_chunks")
     yield url, cache
     cache.close()
 
@@ -66,6 +67,38 @@ def test_round_trip_first_writer_wins_and_vectors(backend):
     got = cache.get_vectors(keys)
     assert list(got) == [keys[0]] and got[keys[0]].dtype == np.float32
     np.testing.assert_allclose(got[keys[0]], [0.6, 0.8])
+
+
+def test_prompts_are_chunked_once_and_read_back_exactly_and_old_entries_still_read(backend):
+    """The SQLite cache's prompt encoding on the shared backends: a context repeated in every
+    question is stored once; every prompt reads back byte for byte; entries written before still read."""
+    import json
+
+    url, cache = backend
+    context = "\n".join(f"Training example question: question {i} about the harvest?\n"
+                        f"Training example response: answer {i}, we brought the wheat in before the rain." for i in range(80))
+    sent = {}
+    for q in range(12):
+        sent[f"q{q}"] = ({"role": "system", "content": "Speak as P1.\r\nKeep \u2028 separators."},
+                         {"role": "user", "content": f"{context}\n\nNew question: {q}?"})
+        cache.put(f"q{q}", CachedEntry(raw=f"a{q}", messages=sent[f"q{q}"], model="m", contract="generation"))
+    other = open_cache(url, "/nonexistent/unused.sqlite")  # another worker reads them back
+    for key, messages in sent.items():
+        assert other.get(key).messages == messages and other.get_answer(key).raw == f"a{key[1:]}"
+    if isinstance(cache, RedisCache):
+        client = cache._conn()
+        stored = sum(len(client.get(k)) for k in client.scan_iter(match="interviewsim:*"))
+        client.set(RedisCache.CALL_PREFIX + "old", json.dumps({"raw": "r", "messages": list(MSGS), "model": "m",
+                   "contract": "c", "prompt_tokens": 1, "completion_tokens": 2, "cost_usd": 0.0, "created": 0.0}))
+    else:
+        stored = (cache._execute("SELECT SUM(LENGTH(data)) FROM interviewsim_prompt_chunks", fetch="one")[0]
+                  + cache._execute("SELECT SUM(LENGTH(messages) + COALESCE(LENGTH(recipe), 0)) "
+                                   "FROM interviewsim_llm_calls", fetch="one")[0])
+        cache._execute("INSERT INTO interviewsim_llm_calls (key, model, contract, raw, messages, prompt_tokens, "
+                       "completion_tokens, cost_usd, created) VALUES ('old', 'm', 'c', 'r', %s, 1, 2, 0.0, 0.0)",
+                       (json.dumps(list(MSGS)),))
+    assert stored < len(context)  # 12 prompts cost less than one verbatim copy of their context
+    assert other.get("old").messages == MSGS and other.get("old").completion_tokens == 2
 
 
 def test_same_keys_as_sqlite_errors_never_cached_and_a_second_gateway_pays_nothing(backend, tmp_path):

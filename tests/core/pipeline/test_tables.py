@@ -97,3 +97,25 @@ def test_failed_write_keeps_the_old_file(tmp_path):
     with pytest.raises(ValueError):
         write_frame(df.drop(columns=["summary"]), "fact_summary", path)
     assert path.read_bytes() == before and os.listdir(path.parent) == ["P.parquet"]
+
+
+def test_partitions_are_zstd_without_text_statistics_and_every_reader_reads_them(tmp_path):
+    """Storage (issue 13): zstd instead of snappy, no min/max copies of free text in the footer; pandas,
+    pyarrow, the project's reader and DuckDB (what the README tells users to query with) read the files."""
+    import duckdb
+
+    long_text = "we brought the wheat in before the rain, every single year. " * 20
+    row = {c: None for c in SCHEMAS["generations"].names}
+    row.update(personality_id="P", method="m", qa_id="q1", question="why?", generated=long_text, status="ok",
+               raw_output=long_text, attempts=1, cache_hit=False, prompt_tokens=1, completion_tokens=1, cost_usd=0.0)
+    df = pd.DataFrame([row, {**row, "qa_id": "q2", "generated": long_text[::-1]}])
+    path = write_frame(df, "generations", partition_path(tmp_path, "generations", "P", "m"))
+    meta = pq.ParquetFile(path).metadata
+    columns = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i) for i in range(meta.num_columns)}
+    assert {c.compression for c in columns.values()} == {"ZSTD"}
+    assert columns["qa_id"].statistics is not None and columns["qa_id"].statistics.max == "q2"  # short ids keep them
+    assert columns["generated"].statistics is None and columns["raw_output"].statistics is None
+    assert read_frame(path)["generated"].tolist() == df["generated"].tolist()
+    assert pd.read_parquet(path)["qa_id"].tolist() == ["q1", "q2"]
+    got = duckdb.sql(f"select qa_id, generated from '{tmp_path}/generations/*/*.parquet' order by qa_id").fetchall()
+    assert got == [("q1", long_text), ("q2", long_text[::-1])]

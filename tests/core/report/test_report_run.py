@@ -380,3 +380,33 @@ def test_header_records_the_embedder_and_the_coverage_threshold(written):
     assert 'data-fact="embedding_models">offline/hashing<' in html
     assert 'data-fact="coverage_threshold">95%<' in html
     assert 'data-table="coverage"' in html and 'data-table="leaderboard_all_valid"' in html
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_report_reads_no_answer_text_and_is_the_same_for_it(small_run, tmp_path, broken):
+    """The report loads tables without the answers' text (``UNREAD_COLUMNS``, to bound its memory at
+    scale); built from every column instead, every section must come out the same, failures included."""
+    from interviewsim_core.pipeline.storage import write_frame
+    from interviewsim_core.report.loading import REPORT_TABLES, UNREAD_COLUMNS, load_tables
+
+    full = {name: read_all(small_run, name) for name in REPORT_TABLES if (small_run / name).is_dir()}
+    root = small_run
+    if broken:  # some invalid and failed outputs, with their raw text and errors, in every judged table
+        root = tmp_path / "broken"
+        for name, df in full.items():
+            if "status" in df.columns:
+                df = df.copy()
+                df.loc[df.index % 5 == 1, ["status", "parse_error"]] = ["invalid", "no <rate> tag"]
+                df.loc[df.index % 7 == 2, ["status", "error"]] = ["failed", "HTTP 500 from offline"]
+                full[name] = df
+            write_frame(df, name, root / name / "all.parquet")
+    loaded = load_tables(root)
+    assert not any(set(df.columns) & UNREAD_COLUMNS for df in loaded.values())
+    assert any(set(df.columns) & UNREAD_COLUMNS for df in full.values())
+    projected = build_report(root).to_dict()
+    whole = build_report(tables=full).to_dict()
+    for meta in (projected["meta"], whole["meta"]):  # where and when it was built, not what it says
+        for key in ("data_root", "title", "generated_at"):
+            meta.pop(key, None)
+    assert json.dumps(projected, sort_keys=True, default=str) == json.dumps(whole, sort_keys=True, default=str)
+
