@@ -26,7 +26,7 @@ import pandas as pd
 DATA_VERSION_TAG = "dagster/data_version"
 """The event tag Dagster reads a data version from (``AssetObservation.data_version``)."""
 
-OPERATIONAL_SUFFIXES = ("cache_hit", "attempts", "cost_usd")
+OPERATIONAL_SUFFIXES = ("cache_hit", "cache_key", "attempts", "cost_usd")
 """Columns (also prefixed, ``pass1_cache_hit``) that say how a call went, not what the table holds."""
 
 

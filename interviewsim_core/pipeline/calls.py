@@ -89,6 +89,8 @@ def call_columns(model: ModelConfig, request: CallRequest, result: CallResult) -
         "attempts": len(result.attempts),
         # Served entirely from the cache: nothing was sent to a provider for this row.
         "cache_hit": bool(result.cache_hits > 0 and result.calls_made == 0),
+        # The prompt behind the row: `interviewsim cache show <cache_key>` rebuilds it (the audit trail).
+        "cache_key": result.cache_key,
         "prompt_tokens": int(result.prompt_tokens),
         "completion_tokens": int(result.completion_tokens),
         "cached_prompt_tokens": int(result.cached_prompt_tokens),

@@ -31,6 +31,7 @@ CALL_FIELDS: tuple[pa.Field, ...] = (
     pa.field("error", _S),
     pa.field("attempts", _I),
     pa.field("cache_hit", _B),
+    pa.field("cache_key", _S),
     pa.field("prompt_tokens", _I),
     pa.field("completion_tokens", _I),
     pa.field("cost_usd", _F),

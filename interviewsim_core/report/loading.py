@@ -25,7 +25,9 @@ REPORT_TABLES: tuple[str, ...] = (
 """Tables the report reads; the pipeline's ``leaderboard`` is recomputed from ``method_scores``."""
 
 UNREAD_COLUMNS: frozenset[str] = frozenset({
-    "raw_output", "parse_error", "error", "explanation", "justification", "generated", "response", "summary"})
+    "raw_output", "parse_error", "error", "explanation", "justification", "generated", "response", "summary",
+    "cache_key", *(f"{p}_{c}" for p in ("pass1", "pass2") for c in ("raw_output", "parse_error", "error", "json",
+                                                                      "cache_key"))})
 """Columns no report section reads: the text of every answer and judgment. Left on disk, the report
 over a paper-sized data root holds scores and ids, not every answer (``bench_scale``'s memory figure:
 the report was the run's peak). ``tests/core/report`` checks the report is the same either way."""

@@ -167,3 +167,18 @@ def test_permutation_is_exact_up_to_twenty_nonzero_pairs_then_monte_carlo():
     # 2^20 patterns: the observed pattern and its mirror are the two most extreme -> 2 / 2^20.
     big = paired_permutation_test(np.arange(1.0, 21.0), np.zeros(20))
     assert big.exact and big.p_value == pytest.approx(2 / 2**20)
+
+
+@pytest.mark.parametrize("method", ["percentile", "BCa"])
+def test_bootstrap_resamples_in_bounded_batches_with_the_same_interval(monkeypatch, method):
+    """Batched resampling (bounded memory on a paper-sized table) draws the same resamples, so the
+    interval is the one an all-at-once bootstrap gives."""
+    import numpy as np
+
+    from interviewsim_core.metrics import statistics
+
+    x = np.random.default_rng(3).random(2_000)
+    whole = statistics.bootstrap_ci(x, n_resamples=999, seed=5, method=method)
+    monkeypatch.setattr(statistics, "RESAMPLE_BATCH_VALUES", 2_000 * 7)  # 7 resamples per batch
+    batched = statistics.bootstrap_ci(x, n_resamples=999, seed=5, method=method)
+    assert (batched.low, batched.high) == (whole.low, whole.high)

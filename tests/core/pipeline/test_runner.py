@@ -129,3 +129,30 @@ def test_embedder_choice_follows_config():
     remote = make_embedder(EvalConfig(embedding_model="openai/text-embedding-3-small",
                                       api_base="http://127.0.0.1:9/v1"))
     assert not isinstance(remote, HashingEmbedder) and "text-embedding-3-small" in remote.name
+
+
+def test_every_row_leads_to_the_prompt_it_sent(tmp_path):
+    """The audit trail: a table row's cache_key, through `interviewsim cache show`, gives back the very
+    messages the gateway sent for it (rebuilt from the packed prompt store)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from interviewsim_cli import app
+    from interviewsim_core.pipeline.generation import plan_generations
+    from interviewsim_core.pipeline.runner import load_splits
+
+    cfg = EvalConfig(data_root=tmp_path, methods=("chrono-5",), mcq_options=(3,))
+    t = run_evaluation(cfg, gateway=make_gateway(cfg), personalities=PIDS[:1])
+    for name in ("generations", "content_similarity", "mcq_answers", "premise_verdicts"):
+        col = "pass1_cache_key" if name == "premise_verdicts" else "cache_key"
+        assert t[name][col].notna().all() and t[name][col].str.fullmatch("[0-9a-f]{64}").all(), name
+    row = t["generations"].iloc[0]
+    planned = {p.row["qa_id"]: p for p in plan_generations(load_splits(cfg, PIDS[:1])[PIDS[0]], "chrono-5",
+                                                              cfg.effective_generator)}
+    sent = [dict(m) for m in planned[row["qa_id"]].request.messages]
+    out = CliRunner().invoke(app, ["cache", "show", row["cache_key"], "--cache", str(cfg.effective_cache_path),
+                                   "--json"])
+    assert out.exit_code == 0, out.output
+    shown = json.loads(out.output)
+    assert [dict(m) for m in shown["messages"]] == sent and shown["raw"] == row["raw_output"]
