@@ -8,10 +8,10 @@ description). A test checks the two hold the same steps and edges.
 A step is one of two kinds:
 
 * a **model step** (``plan`` + ``assemble``, optionally ``replan``): ``plan`` returns the calls one
-  partition (a ``Cell``) needs, no model called; the runner batches the calls of every ready step
-  and partition into one gateway batch, then ``assemble`` turns the results into the partition's
-  table. ``replan`` gives a further round that needs the previous round's results (the premise
-  judge's pass 2 reads pass 1), batched with whatever else is ready at that point.
+  partition (a ``Cell``) needs, no model called; the runner sends them (streamed as soon as the
+  partition is ready, or batched with every other ready partition: ``runner.py``), then
+  ``assemble`` turns the results into the partition's table. ``replan`` gives a further round
+  that needs the previous round's results (the premise judge's pass 2 reads pass 1).
 * a **compute step** (``compute``): a pure function of its inputs and the split (the held-out split
   table, the scores, the leaderboard, the report).
 
