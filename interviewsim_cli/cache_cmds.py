@@ -19,21 +19,30 @@ __all__ = ["register"]
 cache_app = typer.Typer(help="Inspect the model-call cache.", no_args_is_help=True)
 
 
-@cache_app.command("show")
-def show_command(
-    key: Annotated[str, typer.Argument(help="Cache key (or a unique prefix), from a table's cache_key column.")],
-    cache: Annotated[Optional[Path], typer.Option(help="Cache file; default <data-root>/.cache/llm.sqlite.")] = None,
-    data_root: Annotated[Path, typer.Option(help="Data root of the run.")] = Path("data_out"),
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")] = False,
-) -> None:
-    """Print the messages a cached call sent and the raw answer it got (exit 1 if not cached)."""
+CacheOption = Annotated[Optional[Path], typer.Option(help="Cache file; default <data-root>/.cache/llm.sqlite.")]
+DataRootOption = Annotated[Path, typer.Option(help="Data root of the run.")]
+
+
+def _open(cache: Optional[Path], data_root: Path):
+    """The SQLite cache a command names (``--cache``, else the data root's); exit 1 when there is none."""
     from interviewsim_core.llm.cache import SqliteCache
 
     path = cache or data_root / ".cache" / "llm.sqlite"
     if not path.is_file():
         typer.echo(f"no cache file at {path}", err=True)
         raise typer.Exit(1)
-    store = SqliteCache(path)
+    return path, SqliteCache(path)
+
+
+@cache_app.command("show")
+def show_command(
+    key: Annotated[str, typer.Argument(help="Cache key (or a unique prefix), from a table's cache_key column.")],
+    cache: CacheOption = None,
+    data_root: DataRootOption = Path("data_out"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")] = False,
+) -> None:
+    """Print the messages a cached call sent and the raw answer it got (exit 1 if not cached)."""
+    path, store = _open(cache, data_root)
     try:
         matches = store.keys_with_prefix(key)
         if len(matches) != 1:
@@ -55,19 +64,10 @@ def show_command(
 
 
 @cache_app.command("compact")
-def compact_command(
-    cache: Annotated[Optional[Path], typer.Option(help="Cache file; default <data-root>/.cache/llm.sqlite.")] = None,
-    data_root: Annotated[Path, typer.Option(help="Data root of the run.")] = Path("data_out"),
-) -> None:
+def compact_command(cache: CacheOption = None, data_root: DataRootOption = Path("data_out")) -> None:
     """Pack the prompt chunks that processes left loose (killed ones, or ones that never closed the
     cache); runs do this themselves as they go, so this only makes the file smaller now."""
-    from interviewsim_core.llm.cache import SqliteCache
-
-    path = cache or data_root / ".cache" / "llm.sqlite"
-    if not path.is_file():
-        typer.echo(f"no cache file at {path}", err=True)
-        raise typer.Exit(1)
-    store = SqliteCache(path)
+    path, store = _open(cache, data_root)
     try:
         before, packed = path.stat().st_size, 0
         while (done := store.compact()) > 0:
