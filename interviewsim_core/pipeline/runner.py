@@ -182,7 +182,7 @@ def run_evaluation(
     splits: dict[str, HeldOutSplit] = {}
 
     def split_of(pid: str) -> HeldOutSplit:
-        if pid not in splits:  # admitted personalities are loaded ahead; Dagster-free callers may ask any
+        if pid not in splits:  # loaded when the personality is admitted, dropped when it is done
             splits[pid] = split_personality(load_document(files[pid]))
         return splits[pid]
 
@@ -190,7 +190,9 @@ def run_evaluation(
                   embedding_cache=_embedding_cache(config) if write else None)
     steps = [s for s in steps_for(config) if write or not s.writes_files]
     tables = [s.name for s in steps if not s.writes_files]
-    kept = set(tables if keep is None else keep) & set(tables)
+    kept = set(tables if keep is None else keep)
+    if kept - set(tables):
+        raise ConfigError(f"keep names tables this run does not make: {sorted(kept - set(tables))}; it makes {tables}")
     graph = _Graph.build(steps, pids, method_names, kept)
     models = _models(config)
     streaming = callable(getattr(gw, "submit_many", None)) and not any(m.batch for m in models)

@@ -114,6 +114,14 @@ def test_by_default_several_personalities_overlap(tmp_path, monkeypatch):
     assert events[:2] == ["load", "load"]  # the second started before the first finished
 
 
+def test_keep_refuses_a_table_the_run_does_not_make(tmp_path):
+    from interviewsim_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="leaderbord"):
+        run_evaluation(_config(tmp_path), gateway=ScriptedGateway(), personalities=PIDS, keep=("leaderbord",))
+    assert not (tmp_path / "heldout_split").exists()  # refused before anything ran
+
+
 def test_an_error_cancels_the_batches_still_in_flight(tmp_path):
     gw = ReversingGateway(fail_after=5)
     with pytest.raises(RuntimeError, match="provider went away"):
