@@ -538,17 +538,17 @@ class SqliteCache(Cache):
         out: dict[str, np.ndarray] = {}
         with self._lock:
             conn = self._connection()
-            for chunk in _chunks(list(keys), 500):
+            for chunk in in_batches(list(keys)):
                 marks = ",".join("?" * len(chunk))
                 for key, blob in conn.execute(f"SELECT key, vector FROM embeddings WHERE key IN ({marks})", chunk):
-                    out[key] = np.frombuffer(blob, dtype=np.float32).copy()
+                    out[key] = vector_of(blob)
             self.stats.hits += len(out)
             self.stats.misses += len(keys) - len(out)
         return out
 
     def put_vectors(self, model: str, vectors: Mapping[str, np.ndarray]) -> None:
         now = time.time()
-        rows = [(k, model, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes(), now) for k, v in vectors.items()]
+        rows = [(k, model, int(v.shape[0]), vector_blob(v), now) for k, v in vectors.items()]
         with self._lock:
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
@@ -604,6 +604,20 @@ def _pack_at_exit() -> None:
                 cache._lock.release()
 
 
-def _chunks(items: list[Any], n: int) -> Iterable[list[Any]]:
+VECTOR_BATCH = 500
+"""Keys per embedding look-up statement (every backend): a bounded parameter list."""
+
+
+def in_batches(items: list[Any], n: int = VECTOR_BATCH) -> Iterable[list[Any]]:
     for i in range(0, len(items), n):
         yield items[i:i + n]
+
+
+def vector_blob(vector: np.ndarray) -> bytes:
+    """How every cache backend stores an embedding: float32, native byte order."""
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def vector_of(blob: bytes) -> np.ndarray:
+    """An embedding back from ``vector_blob`` (a writable copy, not a view of the driver's buffer)."""
+    return np.frombuffer(bytes(blob), dtype=np.float32).copy()

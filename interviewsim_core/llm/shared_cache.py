@@ -51,7 +51,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..processes import HOST as _HOST
 from ..processes import owner_gone as _dead  # one rule for leases of dead owners, whatever the backend
-from .cache import Cache, CachedEntry, SqliteCache, canonical_json
+from .cache import Cache, CachedEntry, SqliteCache, canonical_json, in_batches, vector_blob, vector_of
 from .prompt_store import deflate, encode_messages, inflate, rebuild_messages
 
 __all__ = ["PostgresCache", "RedisCache", "cache_label", "open_cache", "validate_cache_url"]
@@ -274,11 +274,10 @@ class RedisCache(_PerProcess):
     def get_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
         keys = list(keys)
         out: dict[str, np.ndarray] = {}
-        for i in range(0, len(keys), 500):
-            chunk = keys[i:i + 500]
+        for chunk in in_batches(keys):
             for key, blob in zip(chunk, self._conn().mget([self.VECTOR_PREFIX + k for k in chunk])):
                 if blob is not None:
-                    out[key] = np.frombuffer(blob, dtype=np.float32).copy()
+                    out[key] = vector_of(blob)
         with self._lock:
             self.stats.hits += len(out)
             self.stats.misses += len(keys) - len(out)
@@ -287,7 +286,7 @@ class RedisCache(_PerProcess):
     def put_vectors(self, model: str, vectors: Mapping[str, np.ndarray]) -> None:
         pipe = self._conn().pipeline(transaction=False)
         for key, vec in vectors.items():
-            pipe.set(self.VECTOR_PREFIX + key, np.asarray(vec, dtype=np.float32).tobytes(), nx=True)
+            pipe.set(self.VECTOR_PREFIX + key, vector_blob(vec), nx=True)
         pipe.execute()
         with self._lock:
             self.stats.writes += len(vectors)
@@ -458,11 +457,11 @@ class PostgresCache(_PerProcess):
     def get_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
         keys = list(keys)
         out: dict[str, np.ndarray] = {}
-        for i in range(0, len(keys), 500):
+        for chunk in in_batches(keys):
             rows = self._execute("SELECT key, vector FROM interviewsim_embeddings WHERE key = ANY(%s)",
-                                 (keys[i:i + 500],), fetch="all")
+                                 (chunk,), fetch="all")
             for key, blob in rows:
-                out[key] = np.frombuffer(bytes(blob), dtype=np.float32).copy()
+                out[key] = vector_of(blob)
         with self._lock:
             self.stats.hits += len(out)
             self.stats.misses += len(keys) - len(out)
@@ -472,7 +471,7 @@ class PostgresCache(_PerProcess):
         import psycopg2.extras
 
         now = time.time()
-        rows = [(k, model, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes(), now) for k, v in vectors.items()]
+        rows = [(k, model, int(v.shape[0]), vector_blob(v), now) for k, v in vectors.items()]
         with self._lock:
             with self._conn().cursor() as cur:
                 psycopg2.extras.execute_values(

@@ -234,10 +234,8 @@ class EvalConfig(BaseModel):
     def _batchable(self) -> EvalConfig:
         from ..llm.batch import check_batch_support
 
-        roles = {"generator": self.generator, "builder": self.builder, "premise_judge": self.premise_judge,
-                 **{f"judges[{i}]": j for i, j in enumerate(self.judges)}}
         problems = []
-        for role, model in roles.items():
+        for role, model in self.models_by_role().items():
             try:
                 check_batch_support(self.resolve(model))
             except ValueError as exc:
@@ -283,9 +281,8 @@ class EvalConfig(BaseModel):
     def _templates_only_for_the_generator(self) -> EvalConfig:
         # A judge or builder that changed with the person judged would score each person on a
         # different scale; only the simulated person (generation, MCQ answering) may be per person.
-        roles = {"builder": self.builder, "premise_judge": self.premise_judge,
-                 **{f"judges[{i}]": j for i, j in enumerate(self.judges)}}
-        bad = [f"{role} ({m.model})" for role, m in roles.items() if m.is_per_personality]
+        bad = [f"{role} ({m.model})" for role, m in self.models_by_role().items()
+               if role != "generator" and m.is_per_personality]
         if bad:
             raise ValueError(f"only the generator may be a per-personality template ({{personality_id}}); "
                              f"got it in {', '.join(bad)}")
@@ -297,7 +294,18 @@ class EvalConfig(BaseModel):
             raise ValueError(f"rescore_cron must have five fields, got {self.rescore_cron!r}")
         return self
 
+    def models_by_role(self) -> dict[str, ModelConfig]:
+        """Every model the run may call, by role name ("generator", "builder", "premise_judge",
+        "judges[i]"), as configured (``effective_models`` applies the run-wide knobs)."""
+        return {"generator": self.generator, "builder": self.builder, "premise_judge": self.premise_judge,
+                **{f"judges[{i}]": j for i, j in enumerate(self.judges)}}
+
     # ---- effective values: the run-wide knobs applied to each model -------------------------
+
+    @property
+    def effective_models(self) -> list[ModelConfig]:
+        """``models_by_role`` with ``resolve`` applied, in that order."""
+        return [self.resolve(m) for m in self.models_by_role().values()]
 
     def resolve(self, model: ModelConfig) -> ModelConfig:
         """``model`` with the run-wide ``api_base`` (if it has none), ``concurrency`` and ``batch`` applied."""

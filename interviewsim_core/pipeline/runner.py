@@ -194,8 +194,7 @@ def run_evaluation(
     if kept - set(tables):
         raise ConfigError(f"keep names tables this run does not make: {sorted(kept - set(tables))}; it makes {tables}")
     graph = _Graph.build(steps, pids, method_names, kept)
-    models = _models(config)
-    streaming = callable(getattr(gw, "submit_many", None)) and not any(m.batch for m in models)
+    streaming = callable(getattr(gw, "submit_many", None)) and not any(m.batch for m in config.effective_models)
     run = _Run(config, env, graph, gw, write, say, pids, streaming, splits)
     try:
         run.go()
@@ -231,7 +230,7 @@ class _Run:
         self.round: dict[Node, list[PlannedCall]] = {}
         self.flight: dict[concurrent.futures.Future, tuple[Node, list[PlannedCall]]] = {}
         self.backlog = 0  # streaming: calls submitted whose batch is not back yet
-        self.slots = max(1, sum({(m.model, m.api_base): m.max_concurrency for m in _models(config)}.values()))
+        self.slots = max(1, sum({(m.model, m.api_base): m.max_concurrency for m in config.effective_models}.values()))
         self.next_wave: dict[Node, list[PlannedCall]] = {}  # waves mode
         self.wave = 0
 
@@ -375,11 +374,6 @@ class _Run:
         for fut in self.flight:
             fut.cancel()
         self.flight.clear()
-
-
-def _models(config: EvalConfig) -> list:
-    return [config.effective_generator, config.effective_builder, config.effective_premise_judge,
-            *config.effective_judges]
 
 
 def _embedding_cache(config: EvalConfig):
