@@ -38,17 +38,22 @@ class CallRunner(Protocol):
 Results = Mapping[Hashable, CallResult]
 
 
-def run_calls(gateway: CallRunner, planned: Iterable[PlannedCall]) -> dict[Hashable, CallResult]:
-    """Run every planned call in one gateway batch and key the results as planned.
-
-    Raises:
-        ValueError: two planned calls share a key (their results would overwrite each other).
-    """
-    planned = list(planned)
+def check_unique_keys(planned: Sequence[PlannedCall]) -> None:
+    """Raise ValueError when two planned calls share a key: their results would overwrite each other."""
     keys = [p.key for p in planned]
     if len(set(keys)) != len(keys):
         dup = next(k for k in keys if keys.count(k) > 1)
         raise ValueError(f"two planned calls share the key {dup!r}")
+
+
+def run_calls(gateway: CallRunner, planned: Iterable[PlannedCall]) -> dict[Hashable, CallResult]:
+    """Run every planned call in one gateway batch and key the results as planned.
+
+    Raises:
+        ValueError: two planned calls share a key (``check_unique_keys``).
+    """
+    planned = list(planned)
+    check_unique_keys(planned)
     if not planned:
         return {}
     price = getattr(gateway, "run_planned", None)  # the cost planner wants each call's step and row
@@ -56,7 +61,7 @@ def run_calls(gateway: CallRunner, planned: Iterable[PlannedCall]) -> dict[Hasha
         results = price([(p.key, p.model, p.request, p.row) for p in planned])
     else:
         results = gateway.run_many([(p.model, p.request) for p in planned])
-    return dict(zip(keys, results, strict=True))
+    return dict(zip((p.key for p in planned), results, strict=True))
 
 
 def contract_request(

@@ -45,7 +45,8 @@ from ..errors import ConfigError
 from ..factories import embedding_cache_dir, make_embedder, make_gateway
 from ..loader import index_corpus, load_corpus, load_document
 from ..split import HeldOutSplit, split_personality
-from .calls import CallRunner, PlannedCall, run_calls
+from ..llm.cache import in_batches
+from .calls import CallRunner, PlannedCall, check_unique_keys, run_calls
 from .config import EvalConfig, check_retrieval_embedder
 from .steps import BY_NAME, Cell, InputMapping, Partitioning, Step, StepEnv, inputs_for, steps_for
 from .storage import partition_path, write_frame
@@ -123,7 +124,6 @@ class _Graph:
     reads: dict[Node, list[Node]] = field(default_factory=dict)
     left: dict[Node, int] = field(default_factory=dict)
     """Readers not finished yet (+1 while the table is kept for the caller): 0 frees the table."""
-    by_personality: dict[str | None, int] = field(default_factory=lambda: defaultdict(int))
 
     @classmethod
     def build(cls, steps: list[Step], personalities: list[str], methods: list[str], keep: set[str]) -> "_Graph":
@@ -138,7 +138,6 @@ class _Graph:
                 g.reads[node] = ups
                 g.waiting[node] = len(ups)
                 g.left[node] = int(s.name in keep)
-                g.by_personality[c.personality] += 1
                 for u in ups:
                     g.readers[u].append(node)
                     g.left[u] += 1
@@ -219,10 +218,10 @@ class _Run:
         self.total = len(personalities)
         self.queue: deque[str] = deque(personalities)  # not admitted yet
         self.active: set[str] = set()
-        self.remaining = dict(graph.by_personality)  # unfinished nodes per personality (None: unpartitioned)
         self.nodes_of: dict[str | None, list[Node]] = defaultdict(list)
         for node in graph.order:
             self.nodes_of[node[1].personality].append(node)
+        self.remaining = {p: len(nodes) for p, nodes in self.nodes_of.items()}  # unfinished nodes (None: unpartitioned)
         self.ready: deque[Node] = deque(n for n in self.nodes_of[None] if graph.waiting[n] == 0)
         self.calls: dict[Node, list[PlannedCall]] = {}  # every round's calls of a model node so far
         self.results: dict[Node, dict] = {}
@@ -288,8 +287,8 @@ class _Run:
         else:
             # Batches of at most half the slots: the backlog is then known to within that, and a
             # node's calls interleave with other nodes' in the gateway's FIFO.
-            size = max(1, self.slots // 2)
-            parts = [planned[i:i + size] for i in range(0, len(planned), size)]
+            check_unique_keys(planned)  # waves mode: run_calls checks the whole wave
+            parts = list(in_batches(planned, max(1, self.slots // 2)))
             self.chunks[node] = len(parts)
             self.round[node] = planned  # the round's calls in planned order, whatever order its batches end in
             for part in parts:
@@ -312,12 +311,7 @@ class _Run:
         for fut in finished:
             node, part = self.flight.pop(fut)
             self.backlog -= len(part)
-            results = fut.result()
-            have = self.results[node]
-            for p, r in zip(part, results, strict=True):
-                if p.key in have:
-                    raise ValueError(f"two planned calls share the key {p.key!r}")
-                have[p.key] = r
+            self.results[node].update(zip((p.key for p in part), fut.result(), strict=True))
             self.chunks[node] -= 1
             if self.chunks[node] == 0:
                 del self.chunks[node]
