@@ -72,6 +72,7 @@ class TrackingServer(FakeOpenAIServer):
     def reset(self) -> None:
         with self._t_lock:
             self.in_flight, self.chat, self.bytes_in, self.memo_hits = 0, 0, 0, 0
+            self.first_at: float | None = None
             self.gaps: list[tuple[float, float]] = []
             self.zero_since: float | None = time.time()
 
@@ -83,7 +84,7 @@ class TrackingServer(FakeOpenAIServer):
 
     def stats(self) -> dict[str, Any]:
         with self._t_lock:
-            return {"chat": self.chat, "bytes_in": self.bytes_in, "in_flight": self.in_flight, "memo_hits": self.memo_hits,
+            return {"chat": self.chat, "first_at": self.first_at, "bytes_in": self.bytes_in, "in_flight": self.in_flight, "memo_hits": self.memo_hits,
                     "gaps": list(self.gaps), "zero_since": self.zero_since, "now": time.time(),
                     "cpu": time.process_time()}
 
@@ -96,6 +97,8 @@ class TrackingServer(FakeOpenAIServer):
             self.in_flight += 1
             if path.rstrip("/").endswith("/chat/completions"):
                 self.chat += 1
+                if self.first_at is None:
+                    self.first_at = now
                 self.bytes_in += len(body)
                 if self._record:
                     self._record.write(struct.pack("<I", len(body)) + body)

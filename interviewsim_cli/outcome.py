@@ -35,6 +35,7 @@ EXIT_INPUT_REFUSED = 4
 EXIT_CHECKS_FAILED = 5
 EXIT_INVALID_OUTPUTS = 6
 EXIT_OVER_BUDGET = 7
+EXIT_INTERRUPTED = 130
 
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "everything ran; no file refused, every check passed",
@@ -45,6 +46,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_CHECKS_FAILED: "an asset check failed",
     EXIT_INVALID_OUTPUTS: "failed/invalid model outputs above invalid_rate_threshold",
     EXIT_OVER_BUDGET: "not started: the plan costs more than max_cost_usd (--max-cost) and --yes was not given",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C or SIGTERM): finished partitions are written and their calls cached",
 }
 
 INVALID_RATE_CHECK = "invalid_output_rate_under_threshold"

@@ -158,7 +158,11 @@ def _check_budget(cfg, personalities: list[str], methods, budget: Budget) -> dic
             _fail(f"{over}: not started; pass --yes to accept it, or raise --max-cost", outcome.EXIT_OVER_BUDGET)
         if not typer.confirm(f"{over}. Start anyway?", default=False):
             _fail("not started", outcome.EXIT_OVER_BUDGET)
-    return {PLAN_TAG_PREFIX + k: str(v) for k, v in t.items()}
+    from interviewsim_dagster.engine import APPROVE_TAG
+
+    # Each run plans its own partitions again (the gate every launch route passes); the user accepted this
+    # plan's total, so the runs carry it as their approval.
+    return {**{PLAN_TAG_PREFIX + k: str(v) for k, v in t.items()}, APPROVE_TAG: f"{result.cost_usd:.6f}"}
 
 
 def _check_human_labels(cfg) -> None:
@@ -208,10 +212,16 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
         for line in slots.free_dead_runs(instance):
             typer.echo(line)
         started = time.time()
-        with slots.SlotWatcher(instance, typer.echo):
-            outcomes = execute(defs, instance, specs, progress=typer.echo,
-                               dagster_log_level="INFO" if verbose else "WARNING",
-                               skip_up_to_date=not force, tags=tags)
+        versions = None if force else _split_versions(cfg, chosen)
+        try:
+            with slots.SlotWatcher(instance, typer.echo):
+                outcomes = execute(defs, instance, specs, progress=typer.echo,
+                                   dagster_log_level="INFO" if verbose else "WARNING",
+                                   skip_up_to_date=not force, tags=tags, split_versions=versions)
+        except (KeyboardInterrupt, dg.DagsterExecutionInterruptedError):
+            typer.echo("\ninterrupted: the partitions that finished are written and every answered call is cached; "
+                       "run the same command again to resume (completed calls are not paid again)", err=True)
+            return outcome.EXIT_INTERRUPTED
     from interviewsim_core.llm.cache import cache_write_errors
 
     # Answers kept in the tables but not cached (disk full, read-only file): a path could not be written.
@@ -233,6 +243,21 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
     for line in summary.lines():
         typer.echo(line, err=code != 0)
     return code
+
+
+def _split_versions(cfg, personalities: list[str]) -> dict[str, str]:
+    """Each chosen personality's split hash, so an edited corpus file re-runs its partitions."""
+    from interviewsim_core.loader import index_corpus, load_document
+    from interviewsim_core.split import split_personality
+    from interviewsim_dagster.versioning import split_version
+
+    try:
+        files = index_corpus(cfg.corpus)
+    except Exception:  # noqa: BLE001 - refused files: registration already listed them; version what loads
+        from interviewsim_dagster.registration import scan_corpus
+
+        files = scan_corpus(str(cfg.corpus)).valid
+    return {p: split_version(split_personality(load_document(files[p]))) for p in personalities if p in files}
 
 
 def _run_options(

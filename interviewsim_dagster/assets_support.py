@@ -7,12 +7,20 @@ Code versions (the mechanism behind "re-score when a judge changes") are core's
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import NamedTuple
 
 import dagster as dg
 
 from interviewsim_core.llm.types import ModelConfig
 
 from .defs.corpus.partitions import dims_of
+
+class AssetTarget(NamedTuple):
+    """One asset of a stage multi-asset as a check sees it: its key and partitions definition."""
+
+    key: dg.AssetKey
+    partitions_def: dg.PartitionsDefinition | None
+
 
 CONFIG = "eval_config"
 CORPUS = "corpus"

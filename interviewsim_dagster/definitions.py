@@ -24,9 +24,10 @@ from .defs.cost.plan import build_plan_asset
 from .defs.evaluate.checks import build_invalid_rate_check
 from .defs.simulate.checks import build_checks as build_generation_checks
 from .defs.simulate.checks import build_mcq_checks
-from .factory import build_step_assets
+from .assets_support import AssetTarget
+from .factory import build_step_assets, stages
 from .io_managers import ParquetIOManager
-from .launch import GLOBAL_JOB, PERSONALITY_JOB, PERSONALITY_METHOD_JOB, PERSONALITY_SUMMARY_JOB, build_jobs
+from .launch import JOB_DESCRIPTIONS
 from .resources import CorpusResource, EvalConfigResource, GatewayResource
 
 AUTOMATION_SENSOR = "interviewsim_automation"
@@ -56,24 +57,20 @@ def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = 
     """
     check_retrieval_embedder(cfg)
     assets = build_step_assets(cfg)
-    by_name = {a.key.path[-1]: a for a in assets}
+    targets = {k.path[-1]: AssetTarget(k, a.specs_by_key[k].partitions_def) for a in assets for k in a.keys}
     checks = [
-        *build_generation_checks(by_name["generations"], cfg),
-        *build_mcq_checks(by_name["mcq_answers"], cfg),
-        *(build_invalid_rate_check(by_name[s.name], cfg) for s in steps_for(cfg) if s.calls_models),
+        *build_generation_checks(targets["generations"], cfg),
+        *build_mcq_checks(targets["mcq_answers"], cfg),
+        *(build_invalid_rate_check(targets[s.name], cfg) for s in steps_for(cfg) if s.calls_models),
     ]
-    by_job: dict[str, list[dg.AssetsDefinition]] = {}
-    pxm_keys = {a.key for a in assets if isinstance(a.partitions_def, dg.MultiPartitionsDefinition)}
-    for a in assets:
-        job = (GLOBAL_JOB if a.partitions_def is None else
-               PERSONALITY_METHOD_JOB if a.key in pxm_keys else
-               PERSONALITY_SUMMARY_JOB if pxm_keys & set(a.dependency_keys) else PERSONALITY_JOB)
-        by_job.setdefault(job, []).append(a)
+    jobs = [dg.define_asset_job(st.job, selection=dg.AssetSelection.assets(*[s.name for s in st.steps]),
+                                description=JOB_DESCRIPTIONS[st.job])
+            for st in stages(cfg)]
     return dg.Definitions(
         # The plan asset is in no job: `interviewsim run` never materialises it, the UI does on demand.
         assets=[*assets, build_plan_asset(cfg)],
         asset_checks=checks,
-        jobs=build_jobs(by_job),
+        jobs=jobs,
         sensors=[
             personality_registration,
             dg.AutomationConditionSensorDefinition(

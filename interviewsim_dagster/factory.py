@@ -1,12 +1,19 @@
 """One factory from core's step table (``interviewsim_core.pipeline.steps``) to Dagster assets.
 
-Each step becomes one asset: its partitioning becomes the partitions definition, each input an
-``AssetIn`` (loaded) or ``AssetDep`` (ordering only) with the matching partition mapping, its models
-the pool and code version, its trigger the automation condition. The body is the same for every
-step: turn the run's partition keys into core ``Cell``s, map the loaded upstream partitions with
-core's ``inputs_for``, then either plan every partition, run ONE gateway batch per round and
-assemble (model steps) or compute (the others). What a step means lives in core; this module only
-knows how Dagster spells it.
+Each step becomes one asset (an ``AssetSpec``: partitions, deps with their partition mappings, code
+version, automation condition, group, kinds), and the steps of one *stage* share one subsettable
+multi-asset whose body is core's streaming scheduler (``runner.run_steps``). A stage is a maximal
+run of steps with one partitioning that Dagster can execute in one run (``stages``): per
+personality (split, references, premise), per personality x method (generations, judgments,
+scores), per-personality summaries of those, and the global tables (leaderboard, report).
+
+Why stages and not one op per step: Dagster runs the ops of a run one after the other, so with an
+op per step a run's judges waited for every generation of every partition, and the run ran at a
+fifth of the scheduler's speed (issue 21). Inside a stage the scheduler overlaps every step,
+personality and method through one gateway, exactly as ``run_evaluation`` does; each partition is
+written as soon as it is done (a killed run keeps it, the cache keeps its calls), and the stage
+reports one materialisation per selected asset partition when it ends. What a step means lives in
+core; this module only knows how Dagster spells it.
 
 The configuration is one source: the assets are built from the ``EvalConfig`` of the code location
 (partitions, code versions and pools depend on it), and the bodies use that same object. The
@@ -18,12 +25,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
 import pandas as pd
 
-from interviewsim_core.pipeline.calls import PlannedCall, run_calls
+from interviewsim_core.pipeline.calls import PlannedCall
 from interviewsim_core.pipeline.config import JUDGE_CONTRACTS, EvalConfig
 from interviewsim_core.pipeline.steps import (
     BY_NAME,
@@ -40,17 +48,14 @@ from interviewsim_core.pipeline.steps import (
 )
 
 from .assets_support import CONFIG, CORPUS, LLM, SINGLE_RUN, pool_for
-from .batching import describe, gateway_delta
 from .defs.corpus.partitions import dims_of, personality_partitions, personality_x_method, to_personality
 from .defs.evaluate.automation import (
-    AFTER_ANY_UPSTREAM_CONTENT_CHANGE,
-    FOLLOW_UPSTREAM,
+    AFTER_COMPLETE_UPSTREAM_UPDATE,
+    AFTER_UPSTREAM_UPDATE,
     catch_up_at,
+    fill_new,
     rescore_on_judge_change,
 )
-from .io_managers import ALLOW_MISSING
-from .presenters import PRESENTERS
-from .versioning import versioned_output
 
 def config_hash(cfg: EvalConfig) -> str:
     return hashlib.sha256(cfg.model_dump_json().encode("utf-8")).hexdigest()[:16]
@@ -121,16 +126,87 @@ def code_version(step: Step, cfg: EvalConfig) -> str | None:
     return step.code_version(cfg)
 
 
-def automation(step: Step, cfg: EvalConfig) -> dg.AutomationCondition:
+def automation(step: Step, cfg: EvalConfig) -> dg.AutomationCondition | None:
+    """The step's automation condition (``defs/evaluate/automation.py`` says what each launches and why).
+
+    A model step gets one only to re-score materialised partitions on a judge change (and, opted in,
+    to fill new partitions); a step that calls no model refreshes after its upstream changed. ``None``:
+    the sensor never launches it (it runs when a person asks)."""
     cron = cfg.rescore_cron
-    if step.trigger is Trigger.JUDGE_CHANGE or (step.trigger is Trigger.UPSTREAM and judged_aggregate(step)):
-        # method_scores: re-run on the judge-change tick too, so it lands in the judgments' runs.
-        return rescore_on_judge_change(cron)
-    if step.trigger is Trigger.ANY_UPSTREAM:
-        if judged_aggregate(step):
-            return catch_up_at(cron, AFTER_ANY_UPSTREAM_CONTENT_CHANGE)
-        return AFTER_ANY_UPSTREAM_CONTENT_CHANGE
-    return FOLLOW_UPSTREAM
+    fill = fill_new(cfg.automation_fill_new)
+    if step.calls_models:
+        return rescore_on_judge_change(cron, fill) if step.trigger is Trigger.JUDGE_CHANGE else fill
+    if not step.inputs:  # the split: a root; free, but nobody asked for it
+        return fill
+    base = AFTER_UPSTREAM_UPDATE if step.trigger is Trigger.ANY_UPSTREAM else AFTER_COMPLETE_UPSTREAM_UPDATE
+    if judged_aggregate(step):
+        if any(BY_NAME[i.step].trigger is Trigger.JUDGE_CHANGE for i in step.inputs):
+            return rescore_on_judge_change(cron, base)  # method_scores: in the judgments' own re-score run
+        return catch_up_at(cron, base)  # personality_scores, leaderboard: after the re-scored scores land
+    return base
+
+
+STAGE_JOBS = {("P", 0): "personality_assets", ("PxM", 0): "personality_method_assets",
+              ("P", 1): "personality_summary_assets", ("none", 0): "global_assets"}
+"""Stage -> the asset job that holds it (``launch.JOB_ORDER``): the names the README and UI use."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """Steps with one partitioning that one Dagster run executes together, in step order."""
+
+    name: str
+    partitioning: Partitioning
+    steps: tuple[Step, ...]
+
+    @property
+    def job(self) -> str:
+        return self.name
+
+    @property
+    def op(self) -> str:
+        """The multi-asset's op name (a job and an op may not share a name)."""
+        return self.name.replace("_assets", "_stage")
+
+    def models(self, cfg: EvalConfig) -> list:
+        return [m for s in self.steps if s.calls_models for m in s.models(cfg)]
+
+
+def stages(cfg: EvalConfig) -> list[Stage]:
+    """The configuration's steps cut into stages, in execution order.
+
+    A step joins the stage of its inputs when they share its partitioning; reading a step of another
+    partitioning puts it one stage later (``personality_scores`` reads P x M scores, so it cannot run
+    with the per-personality references those scores need). Unpartitioned steps form one stage:
+    nothing partitioned reads them.
+    """
+    steps = steps_for(cfg)
+    level: dict[str, int] = {}
+    for s in steps:
+        lv = 0
+        for i in s.inputs:
+            if i.step in level:
+                up = BY_NAME[i.step]
+                lv = max(lv, level[i.step] + (up.partitioning is not s.partitioning))
+        level[s.name] = lv
+    groups: dict[tuple[str, int], list[Step]] = {}
+    for s in steps:
+        if s.partitioning is Partitioning.NONE:
+            key = ("none", 0)
+        else:
+            same = sorted({level[t.name] for t in steps if t.partitioning is s.partitioning})
+            key = (s.partitioning.value, same.index(level[s.name]))
+        groups.setdefault(key, []).append(s)
+    for s in steps:
+        for i in s.inputs:
+            if i.step in level and BY_NAME[i.step].partitioning is Partitioning.NONE and \
+                    s.partitioning is not Partitioning.NONE:
+                raise TypeError(f"step {s.name} reads unpartitioned {i.step}: no stage order can run it")
+    unknown = set(groups) - set(STAGE_JOBS)
+    if unknown:
+        raise TypeError(f"the step table needs stages {sorted(unknown)} that have no job name (STAGE_JOBS)")
+    order = [k for k in STAGE_JOBS if k in groups]
+    return [Stage(STAGE_JOBS[k], groups[k][0].partitioning, tuple(groups[k])) for k in order]
 
 
 def step_env(context, cfg: EvalConfig) -> StepEnv:
@@ -175,88 +251,77 @@ def plan_cells(step: Step, env: StepEnv, cells: Mapping[str | None, Cell],
     return {key: step.plan(env, cell, inputs[cell]) for key, cell in cells.items()}
 
 
-def _run_model_step(step: Step, env: StepEnv, gw, cells, inputs) -> tuple[dict[str | None, pd.DataFrame], dict]:
-    planned = plan_cells(step, env, cells, inputs)
-    with gateway_delta(gw) as stats:
-        results = run_calls(gw, [p for calls in planned.values() for p in calls])
-        while step.replan is not None:
-            more = {k: step.replan(env, cells[k], planned[k], results) for k in planned}
-            if not any(more.values()):
-                break
-            results.update(run_calls(gw, [p for calls in more.values() for p in calls]))
-            for k, calls in more.items():
-                planned[k] = [*planned[k], *calls]
-    return {k: step.assemble(env, cells[k], planned[k], results) for k in planned}, stats
+def stage_keys(context, stage: Stage, parts: Partitions) -> list[str | None]:
+    """The run's partition keys, after checking Dagster records exactly the partitions the run was launched for.
+
+    Raises:
+        dg.Failure: the run carries a partition range and also single-partition tags that disagree
+            with it (Dagster then materialises only the tagged partition): refused before any call,
+            rather than writing one partition and reporting a range.
+    """
+    if stage.partitioning is Partitioning.NONE:
+        return [None]
+    keys = [str(k) for k in context.partition_keys]
+    tags = context.run.tags
+    start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
+    if start and end and (start, end) != (keys[0], keys[-1]) and len(keys) == 1:
+        single = {k: v for k, v in tags.items() if k.startswith(PARTITION_TAG_PREFIX)}
+        raise dg.Failure(
+            f"this run was launched for the partitions {start} .. {end}, but it also carries the single-partition "
+            f"tag(s) {single}, so Dagster would record only {keys[0]}. Nothing was run. Launch the same selection "
+            "from the asset graph, the Catalog or an asset's Partitions tab (those launch one run over the whole "
+            "range), or with `interviewsim run --methods ... --personalities ...`.")
+    return keys
 
 
-def _body(step: Step, cfg: EvalConfig, parts: Partitions) -> Callable[..., Any]:
-    present = PRESENTERS.get(step.name)
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
+PARTITION_TAG_PREFIX = "dagster/partition"
 
-    def body(context, **loaded):  # no annotation: Dagster reads it, and annotations are strings here
-        result = compute(context, **loaded)
-        if isinstance(result, dg.MaterializeResult):
-            yield result
-        else:  # content data versions, one per partition (``versioning``)
-            yield from versioned_output(context, result)
 
-    def compute(context, **loaded):
+def _stage_body(stage: Stage, cfg: EvalConfig, parts: Partitions) -> Callable[..., Any]:
+    from .engine import run_stage
+
+    def body(context):  # no annotation: annotations are strings here, Dagster reads it
         run_cfg = checked_config(context, cfg)
-        env = step_env(context, run_cfg)
-        cells = run_cells(context, step, parts)
-        inputs = cell_inputs(step, cells, loaded, parts)
-        stats: dict = {}
-        if step.plan is not None:
-            frames, stats = _run_model_step(step, env, getattr(context.resources, LLM).get(), cells, inputs)
-        else:
-            frames = {k: step.compute(env, c, inputs[c]) for k, c in cells.items()}
-            if step.writes_files:
-                (out,) = frames.values()
-                return dg.MaterializeResult(metadata=present(run_cfg, Cell(), inputs[Cell()], out) if present else {})
-        if present is not None:  # the step's own headline first, then the generic table metadata
-            for k, df in frames.items():
-                meta = present(run_cfg, cells[k], inputs[cells[k]], df)
-                if k is None:
-                    context.add_asset_metadata(meta)
-                else:
-                    context.add_asset_metadata(meta, partition_key=k)
-        describe(context, frames, means=step.means, extra=stats)
-        return frames[None] if step.partitioning is Partitioning.NONE else frames
+        selected = [s for s in stage.steps if dg.AssetKey(s.name) in context.selected_asset_keys]
+        keys = stage_keys(context, stage, parts)
+        yield from run_stage(context, run_cfg, stage, selected, keys, parts)
 
-    body.__name__ = step.name
+    body.__name__ = stage.name
     return body
 
 
-def asset_for(step: Step, cfg: EvalConfig, parts: Partitions) -> dg.AssetsDefinition:
-    ins: dict[str, dg.AssetIn] = {}
-    deps: list[dg.AssetDep] = []
-    for inp in step.inputs:
-        if not BY_NAME[inp.step].enabled(cfg):
-            continue  # an input on an optional step this config leaves out (report after ps_stability)
-        mapping = partition_mapping(inp, step)
-        if inp.load:
-            ins[inp.step] = dg.AssetIn(partition_mapping=mapping,
-                                       metadata={ALLOW_MISSING: True} if inp.allow_missing else None)
-        else:
-            deps.append(dg.AssetDep(inp.step, partition_mapping=mapping))
-    models = step.models(cfg)
-    pdef = parts.of(step)
-    return dg.asset(
-        name=step.name,
-        partitions_def=pdef,
-        group_name=step.group,
-        backfill_policy=SINGLE_RUN if pdef is not None else None,
-        kinds=set(step.kinds),
-        ins=ins,
-        deps=deps or None,
-        code_version=code_version(step, cfg),
-        pool=pool_for(models) if step.calls_models else None,
-        automation_condition=automation(step, cfg),
-        description=step.description,
-        required_resource_keys={CONFIG, CORPUS, LLM} if step.plan is not None else {CONFIG, CORPUS},
-    )(_body(step, cfg, parts))
+def spec_for(step: Step, cfg: EvalConfig, parts: Partitions) -> dg.AssetSpec:
+    deps = [dg.AssetDep(i.step, partition_mapping=partition_mapping(i, step))
+            for i in step.inputs if BY_NAME[i.step].enabled(cfg)]
+    return dg.AssetSpec(
+        key=step.name, deps=deps, description=step.description, group_name=step.group,
+        code_version=code_version(step, cfg), automation_condition=automation(step, cfg),
+        partitions_def=parts.of(step), kinds=set(step.kinds), skippable=True,
+    )
+
+
+def stage_asset(stage: Stage, cfg: EvalConfig, parts: Partitions) -> dg.AssetsDefinition:
+    models = stage.models(cfg)
+    partitioned = stage.partitioning is not Partitioning.NONE
+    needs_llm = any(s.calls_models for s in stage.steps)
+    return dg.multi_asset(
+        name=stage.op,
+        specs=[spec_for(s, cfg, parts) for s in stage.steps],
+        can_subset=True,
+        backfill_policy=SINGLE_RUN if partitioned else None,
+        pool=pool_for(models) if models else None,
+        required_resource_keys={CONFIG, CORPUS, LLM} if needs_llm else {CONFIG, CORPUS},
+        description=f"The {stage.name.replace('_', ' ')}: " + ", ".join(s.name for s in stage.steps)
+        + ", made together by one streaming scheduler (see the assets' own descriptions).",
+    )(_stage_body(stage, cfg, parts))
 
 
 def build_step_assets(cfg: EvalConfig, only: tuple[str, ...] | None = None) -> list[dg.AssetsDefinition]:
-    """Every step of ``cfg``'s graph as an asset, in step order (or just the steps named in ``only``)."""
+    """Every stage of ``cfg``'s graph as one multi-asset (one asset spec per step), in stage order.
+
+    ``only``: the stages holding these steps (tests build a part of the graph)."""
     parts = Partitions(cfg)
-    return [asset_for(step, cfg, parts) for step in steps_for(cfg) if only is None or step.name in only]
+    return [stage_asset(st, cfg, parts) for st in stages(cfg)
+            if only is None or any(s.name in only for s in st.steps)]

@@ -19,7 +19,9 @@ from dataclasses import replace
 import dagster as dg
 
 from .defs.corpus.partitions import METHOD, PERSONALITY, dims_of, pxm_key
-from .versioning import DATA_VERSION_TAG
+from .versioning import SPLIT_VERSION
+
+DATA_VERSION_TAG = "dagster/data_version"
 
 CODE_VERSION_TAG = "dagster/code_version"
 
@@ -58,7 +60,7 @@ def parent_partitions(child_pdef, parent_pdef, partition: str | None, instance: 
 
 
 def is_up_to_date(graph, instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None,
-                  methods: Sequence[str]) -> bool:
+                  methods: Sequence[str], split_versions: dict[str, str] | None = None) -> bool:
     node = graph.get(key)
     mat, _ = _latest(instance, key, partition)
     if mat is None:
@@ -66,6 +68,11 @@ def is_up_to_date(graph, instance: dg.DagsterInstance, key: dg.AssetKey, partiti
     tags = mat.asset_materialization.tags or {}
     if node.code_version is not None and tags.get(CODE_VERSION_TAG) != node.code_version:
         return False
+    if partition is not None and split_versions:
+        person = dims_of(node.partitions_def, partition).get(PERSONALITY)
+        recorded = mat.asset_materialization.metadata.get(SPLIT_VERSION)
+        if person in split_versions and getattr(recorded, "value", recorded) != split_versions[person]:
+            return False  # the personality's corpus file changed since (or the row predates split versions)
     for parent in node.parent_keys:
         pnode = graph.get(parent)
         for pp in parent_partitions(node.partitions_def, pnode.partitions_def, partition, instance, methods):
@@ -78,28 +85,29 @@ def is_up_to_date(graph, instance: dg.DagsterInstance, key: dg.AssetKey, partiti
 
 
 def narrow(spec, partitions: Sequence[str | None], graph, instance: dg.DagsterInstance,
-           methods: Sequence[str]) -> list:
-    """``spec`` (a ``launch.RunSpec``) cut down to the outdated (asset, partition) pairs it covers.
+           methods: Sequence[str], split_versions: dict[str, str] | None = None) -> list:
+    """``spec`` (a ``launch.RunSpec``) without the assets that are up to date in every partition it covers.
 
-    An asset downstream of an outdated asset of the same run is outdated for that partition too
-    (its input is about to be rewritten). Returns ``[spec]`` when everything is outdated, ``[]`` when
-    nothing is, else one spec per partition with the assets it needs.
+    An asset downstream of an outdated asset of the same run is outdated for that partition too (its
+    input is about to be rewritten). Returns ``[]`` when nothing is outdated, else ONE spec over the
+    whole range with the assets outdated somewhere in it: the up-to-date partitions of those assets
+    are re-made from the cache (no call is paid again), which costs far less than one run per
+    outdated partition did (a CLI run beside the UI split into a run per personality, issue 19).
     """
     keys = list(spec.assets)  # topological order
-    todo: dict[str | None, list[dg.AssetKey]] = {}
+    outdated: set[dg.AssetKey] = set()
     for p in partitions:
         stale: list[dg.AssetKey] = []
         for k in keys:
             upstream_rerun = any(parent in stale for parent in graph.get(k).parent_keys)
-            if upstream_rerun or not is_up_to_date(graph, instance, k, p, methods):
+            if upstream_rerun or not is_up_to_date(graph, instance, k, p, methods, split_versions):
                 stale.append(k)
-        if stale:
-            todo[p] = stale
-    if not todo:
+        outdated.update(stale)
+        if len(outdated) == len(keys):
+            break
+    if not outdated:
         return []
-    if len(todo) == len(partitions) and all(len(v) == len(keys) for v in todo.values()):
-        return [spec]
-    return [replace(spec, assets=tuple(v), start=p, end=p) for p, v in todo.items()]
+    return [replace(spec, assets=tuple(k for k in keys if k in outdated))]
 
 
 def spec_partitions(spec, graph, personalities: Sequence[str], methods: Sequence[str]) -> list[str | None]:

@@ -66,18 +66,15 @@ class RunOutcome:
     checks_failed: list[str] = field(default_factory=list)
 
 
-def build_jobs(assets_by_job: dict[str, list[dg.AssetsDefinition]]) -> list[dg.UnresolvedAssetJobDefinition]:
-    """The asset jobs; each holds assets of one partitioning so a run can cover a partition range."""
-    return [
-        dg.define_asset_job(name, selection=dg.AssetSelection.assets(*assets), description=desc)
-        for name, desc in (
-            (PERSONALITY_JOB, "Per-personality assets (single-run backfills over any personality range)."),
-            (PERSONALITY_METHOD_JOB, "Per personality x method assets (single-run backfills over ranges)."),
-            (PERSONALITY_SUMMARY_JOB, "Per-personality summaries of the P x M tables (every method of a person)."),
-            (GLOBAL_JOB, "Unpartitioned assets: the leaderboard (and the report)."),
-        )
-        if (assets := assets_by_job.get(name))
-    ]
+JOB_DESCRIPTIONS = {
+    PERSONALITY_JOB: "Per-personality assets (split, references, PS reference, premise verdicts); one run over any "
+                     "personality range, every call streamed through one gateway.",
+    PERSONALITY_METHOD_JOB: "Per personality x method assets (generations, judgments, MCQ answers, scores); one run "
+                            "over any range, every step, personality and method streamed together.",
+    PERSONALITY_SUMMARY_JOB: "Per-personality summaries of the P x M tables (every method of a person).",
+    GLOBAL_JOB: "Unpartitioned assets: the leaderboard, then the report.",
+}
+"""Each job is one stage (``factory.stages``): the assets one Dagster run can make together."""
 
 
 def _contiguous_blocks(selected: Sequence[str], order: Sequence[str]) -> list[tuple[str, str]]:
@@ -178,12 +175,14 @@ def execute(
     dagster_log_level: str = "WARNING",
     skip_up_to_date: bool = False,
     tags: dict[str, str] | None = None,
+    split_versions: dict[str, str] | None = None,
 ) -> list[RunOutcome]:
     """Run each spec in process on ``instance`` (so the runs are in its history); stop at the first failure.
 
     ``skip_up_to_date``: leave out asset partitions materialised with the current code on unchanged
     inputs (``freshness``), decided just before each spec runs; ``interviewsim run --force`` turns it off.
-    ``tags`` go on every run (``interviewsim run`` puts the plan's totals there).
+    ``tags`` go on every run (``interviewsim run`` puts the plan's totals there). ``split_versions``
+    (personality -> ``versioning.split_version``) make an edited corpus file outdate its partitions.
     """
     from . import freshness
 
@@ -196,7 +195,7 @@ def execute(
         if skip_up_to_date:
             people = list(instance.get_dynamic_partitions(PERSONALITY))
             parts = freshness.spec_partitions(planned, graph, people, methods)
-            runs = freshness.narrow(planned, parts, graph, instance, methods)
+            runs = freshness.narrow(planned, parts, graph, instance, methods, split_versions)
             if not runs:
                 progress(f"[{i}/{len(specs)}] {planned.describe()}: up to date, skipped (--force re-runs it)")
                 continue
@@ -250,6 +249,7 @@ def register_personalities(instance: dg.DagsterInstance, corpus: str) -> tuple[l
 
 
 __all__ = [
-    "GLOBAL_JOB", "METHOD", "PERSONALITY_JOB", "PERSONALITY_METHOD_JOB", "PERSONALITY_SUMMARY_JOB", "RunOutcome", "RunSpec", "build_jobs",
+    "GLOBAL_JOB", "JOB_DESCRIPTIONS", "METHOD", "PERSONALITY_JOB", "PERSONALITY_METHOD_JOB", "PERSONALITY_SUMMARY_JOB",
+    "RunOutcome", "RunSpec",
     "execute", "plan_runs", "range_tags", "register_personalities",
 ]

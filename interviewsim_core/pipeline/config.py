@@ -150,7 +150,11 @@ class EvalConfig(BaseModel):
     rescore_cron: str = "0 3 * * *"
     """When the automation re-materialises judgment assets whose judge changed."""
     automation_interval_s: int = Field(default=30, ge=5)
-    """Seconds between ticks of the Dagster automation sensor (new partitions, judge changes)."""
+    """Seconds between ticks of the Dagster automation sensor (judge changes, aggregates)."""
+    automation_fill_new: bool = False
+    """Let the automation sensor also fill partitions nobody materialised yet (a newly registered personality,
+    a method added to the config): model calls nobody launched, so off by default; when on, each such run
+    passes the same budget gate as any other (``max_cost_usd``)."""
     premise_conclusions: Path | None = None
     """JSONL of your own conclusions (``{conclusion, peer_id, window, conclusion_id}`` per line) for the
     ``user_premise_verdicts`` asset; ``None`` leaves that asset out of the graph rather than defining an empty one."""

@@ -33,6 +33,7 @@ finished and resumes through the cache.
 from __future__ import annotations
 
 import concurrent.futures
+import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -49,7 +50,8 @@ from ..llm.cache import in_batches
 from .calls import CallRunner, PlannedCall, check_unique_keys, run_calls
 from .config import EvalConfig, check_retrieval_embedder
 from .steps import BY_NAME, Cell, InputMapping, Partitioning, Step, StepEnv, inputs_for, steps_for
-from .storage import partition_path, write_frame
+from .storage import partition_path, read_frame, write_frame
+from ..dataroot import exists
 from .tables import KEY_COLUMNS, concat_table
 
 TABLE_STEPS: tuple[str, ...] = tuple(s.name for s in steps_for(EvalConfig()) if not s.writes_files)
@@ -124,23 +126,32 @@ class _Graph:
     reads: dict[Node, list[Node]] = field(default_factory=dict)
     left: dict[Node, int] = field(default_factory=dict)
     """Readers not finished yet (+1 while the table is kept for the caller): 0 frees the table."""
+    external: set[Node] = field(default_factory=set)
+    """Partitions read but not made by this run: loaded from the data root (absent: ``MISSING``)."""
 
     @classmethod
-    def build(cls, steps: list[Step], personalities: list[str], methods: list[str], keep: set[str]) -> "_Graph":
+    def build(cls, steps: list[Step], run: dict[str, list[Cell]], personalities: list[str], methods: list[str],
+              keep: set[str]) -> "_Graph":
+        """Nodes for the ``run`` cells of each step; partitions they read that the run does not make
+        are *external*: read from the data root when first needed (a Dagster run over one stage)."""
         g = cls({s.name: s for s in steps})
+        running = {(name, c) for name, cs in run.items() for c in cs}
         for s in steps:
-            for c in cells_of(s, personalities, methods):
+            for c in run.get(s.name, ()):
                 node = (s.name, c)
                 ups = [(i.step, u) for i in s.inputs if i.step in g.steps
                        for u in upstream_cells(s, c, g.steps[i.step], i.mapping, personalities, methods)]
                 ups = list(dict.fromkeys(ups))
                 g.order.append(node)
                 g.reads[node] = ups
-                g.waiting[node] = len(ups)
+                g.waiting[node] = sum(1 for u in ups if u in running)
                 g.left[node] = int(s.name in keep)
                 for u in ups:
-                    g.readers[u].append(node)
-                    g.left[u] += 1
+                    if u in running:
+                        g.readers[u].append(node)
+                    else:
+                        g.external.add(u)
+                    g.left[u] = g.left.get(u, 0) + 1
         return g
 
 
@@ -172,37 +183,100 @@ def run_evaluation(
         Step name -> table (every partition concatenated in personality, method order), in step
         order; file-writing steps and tables not in ``keep`` excluded.
     """
-    say = progress or (lambda _msg: None)
     method_names = [getattr(m, "name", m) for m in (methods if methods is not None else config.methods)]
     check_retrieval_embedder(config, method_names)  # before any corpus read or model call
     files = index_corpus(config.corpus)  # checks every file (every problem listed); keeps only id -> file
     pids = _select(config, files, personalities)
-    gw = gateway if gateway is not None else make_gateway(config)
+    steps = [s for s in steps_for(config) if write or not s.writes_files]
+    run = {s.name: cells_of(s, pids, method_names) for s in steps}
+    return run_steps(config, run, lambda pid: split_personality(load_document(files[pid])), pids, method_names,
+                     gateway=gateway, write=write, progress=progress, keep=keep)
+
+
+PartitionDone = Callable[[Step, Cell, Any, Callable[[], dict[str, Any]]], None]
+"""``(step, cell, output, inputs)`` after a partition is made (and written): ``inputs()`` gives what it read."""
+
+
+def run_steps(
+    config: EvalConfig,
+    run: dict[str, list[Cell]],
+    load_split: Callable[[str], HeldOutSplit],
+    personalities: list[str],
+    methods: list[str],
+    gateway: CallRunner | None = None,
+    write: bool = True,
+    progress: Callable[[str], None] | None = None,
+    keep: Iterable[str] | None = None,
+    on_partition: PartitionDone | None = None,
+    env: StepEnv | None = None,
+    progress_every_s: float | None = None,
+    counts: dict[str, dict[str, float]] | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Make the partitions ``run`` names (step name -> cells), streaming their calls like ``run_evaluation``.
+
+    The one scheduler of the project: ``run_evaluation`` gives it every step of the corpus, a Dagster
+    run gives it the assets and partitions the run selected (``interviewsim_dagster/factory.py``).
+    A partition the run reads but does not make is read from the data root; when absent it is left
+    out of inputs that allow missing partitions and is an error otherwise.
+
+    Args:
+        run: the partitions to make; steps missing from it are not run.
+        load_split: personality id -> its split, called when the personality is admitted.
+        personalities, methods: the partition space the inputs map over (every registered person and
+            configured method in Dagster; the selection in ``run_evaluation``).
+        on_partition: called for every partition made, in the scheduler's thread.
+        env: the steps' environment (default: one built from ``config`` and ``load_split``).
+        progress_every_s: also say, at most this often and once at the end, per step: calls planned,
+            answered, from the cache, invalid, failed, cost so far and throughput (a Dagster run's log).
+        counts: filled with those figures per step (``PROGRESS_FIELDS``) when the run ends.
+
+    Returns:
+        Step name -> the kept tables (``keep``, default every table the run makes), concatenated.
+    """
+    say = progress or (lambda _msg: None)
+    calls_models = any(BY_NAME[name].calls_models for name, cs in run.items() if cs)
+    gw = gateway if gateway is not None or not calls_models else make_gateway(config)
     splits: dict[str, HeldOutSplit] = {}
 
     def split_of(pid: str) -> HeldOutSplit:
         if pid not in splits:  # loaded when the personality is admitted, dropped when it is done
-            splits[pid] = split_personality(load_document(files[pid]))
+            splits[pid] = load_split(pid)
         return splits[pid]
 
-    env = StepEnv(config, split_of, embedder=lambda: make_embedder(config),
-                  embedding_cache=_embedding_cache(config) if write else None)
-    steps = [s for s in steps_for(config) if write or not s.writes_files]
-    tables = [s.name for s in steps if not s.writes_files]
-    kept = set(tables if keep is None else keep)
-    if kept - set(tables):
-        raise ConfigError(f"keep names tables this run does not make: {sorted(kept - set(tables))}; it makes {tables}")
-    graph = _Graph.build(steps, pids, method_names, kept)
+    if env is None:
+        env = StepEnv(config, split_of, embedder=lambda: make_embedder(config),
+                      embedding_cache=_embedding_cache(config) if write else None)
+    else:
+        env._split = split_of  # the caller's environment, this run's split window
+    steps = list(steps_for(config))
+    made = [s.name for s in steps if s.name in run and not s.writes_files]
+    kept = set(made if keep is None else keep)
+    if kept - set(made):
+        raise ConfigError(f"keep names tables this run does not make: {sorted(kept - set(made))}; it makes {made}")
+    graph = _Graph.build(steps, {k: list(v) for k, v in run.items()}, personalities, methods, kept)
     streaming = callable(getattr(gw, "submit_many", None)) and not any(m.batch for m in config.effective_models)
-    run = _Run(config, env, graph, gw, write, say, pids, streaming, splits)
+    active = {n[1].personality for n in graph.order if n[1].personality is not None}
+    pids = [p for p in personalities if p in active]
+    extra = sorted(active - set(pids))
+    r = _Run(config, env, graph, gw, write, say, [*pids, *extra], streaming, splits, on_partition)
+    r.progress_every_s = progress_every_s
     try:
-        run.go()
+        r.go()
     finally:
-        run.cancel()
+        r.cancel()
+        if counts is not None:
+            counts.update(r.counts)
+        if progress_every_s is not None and r.counts:
+            say(r.progress_line(final=True))
     if write:
         say(f"wrote the tables under {config.data_root}")
-    return {name: concat_table(name, [run.done[(name, c)] for c in cells_of(graph.steps[name], pids, method_names)])
-            for name in tables if name in kept}
+    return {name: concat_table(name, [r.done[(name, c)] for c in run[name]]) for name in made if name in kept}
+
+
+PROGRESS_FIELDS = ("planned", "answered", "cached", "invalid", "failed", "cost_usd")
+
+MISSING = object()
+"""An external partition that is not on disk (a method not run yet)."""
 
 
 class _Run:
@@ -210,9 +284,9 @@ class _Run:
 
     def __init__(self, config: EvalConfig, env: StepEnv, graph: _Graph, gateway: CallRunner, write: bool,
                  say: Callable[[str], None], personalities: list[str], streaming: bool,
-                 splits: dict[str, HeldOutSplit]):
+                 splits: dict[str, HeldOutSplit], on_partition: PartitionDone | None = None):
         self.config, self.env, self.g, self.gw, self.write, self.say = config, env, graph, gateway, write, say
-        self.streaming, self.splits = streaming, splits
+        self.streaming, self.splits, self.on_partition = streaming, splits, on_partition
         self.done: dict[Node, Any] = {}
         self.unfinished = len(graph.order)
         self.total = len(personalities)
@@ -232,10 +306,17 @@ class _Run:
         self.slots = max(1, sum({(m.model, m.api_base): m.max_concurrency for m in config.effective_models}.values()))
         self.next_wave: dict[Node, list[PlannedCall]] = {}  # waves mode
         self.wave = 0
+        self.counts: dict[str, dict[str, float]] = {}  # per step: planned, answered, cached, invalid, failed, cost
+        self.progress_every_s: float | None = None
+        self.started = time.monotonic()
+        self.last_progress = self.started
 
     # -- the loop ----------------------------------------------------------------------------
     def go(self) -> None:
         while self.unfinished:
+            if self.progress_every_s is not None and time.monotonic() - self.last_progress >= self.progress_every_s:
+                self.last_progress = time.monotonic()
+                self.say(self.progress_line())
             self._admit()
             worked = self._work_ready()
             if self.flight:
@@ -279,7 +360,32 @@ class _Run:
             worked = True
         return worked
 
+    def _count(self, step: str, planned: int = 0, results: Iterable = ()) -> None:
+        c = self.counts.setdefault(step, dict.fromkeys(PROGRESS_FIELDS, 0))
+        c["planned"] += planned
+        for res in results:
+            c["answered"] += 1
+            c["cached"] += bool(getattr(res, "cache_hits", 0)) and not getattr(res, "calls_made", 0)
+            c["invalid"] += getattr(res, "status", "ok") == "invalid"
+            c["failed"] += getattr(res, "status", "ok") == "failed"
+            c["cost_usd"] += float(getattr(res, "cost_usd", 0.0) or 0.0)
+
+    def progress_line(self, final: bool = False) -> str:
+        """One line per step with calls: what the run did so far (``progress_every_s``)."""
+        elapsed = max(1e-9, time.monotonic() - self.started)
+        parts = []
+        for step, c in self.counts.items():
+            parts.append(f"{step} {int(c['answered']):,}/{int(c['planned']):,} calls answered "
+                         f"({int(c['cached']):,} cached, {int(c['invalid']):,} invalid, {int(c['failed']):,} failed)")
+        sent = sum(c["answered"] - c["cached"] for c in self.counts.values())
+        cost = sum(c["cost_usd"] for c in self.counts.values())
+        head = "done" if final else "progress"
+        return (f"{head} after {elapsed:,.0f} s: " + "; ".join(parts)
+                + f"; ${cost:.4f} so far, {sent / elapsed:,.1f} calls/s sent")
+
     def _send(self, node: Node, planned: list[PlannedCall]) -> None:
+        if planned:
+            self._count(node[0], planned=len(planned))
         if not planned:
             self._assemble(node)
         elif not self.streaming:
@@ -302,6 +408,7 @@ class _Run:
         self.say(f"wave {self.wave}: {len(batch)} model calls for {', '.join(dict.fromkeys(s for s, _ in wave))}")
         results = run_calls(self.gw, batch)
         for node, planned in wave.items():
+            self._count(node[0], results=(results[p.key] for p in planned))
             self.calls[node].extend(planned)
             self.results[node].update((p.key, results[p.key]) for p in planned)
             self._round_done(node)
@@ -311,7 +418,9 @@ class _Run:
         for fut in finished:
             node, part = self.flight.pop(fut)
             self.backlog -= len(part)
-            self.results[node].update(zip((p.key for p in part), fut.result(), strict=True))
+            answers = fut.result()
+            self._count(node[0], results=answers)
+            self.results[node].update(zip((p.key for p in part), answers, strict=True))
             self.chunks[node] -= 1
             if self.chunks[node] == 0:
                 del self.chunks[node]
@@ -334,16 +443,41 @@ class _Run:
 
     # -- finishing a node ---------------------------------------------------------------------
     def _inputs(self, node: Node) -> dict[str, Any]:
+        step = self.g.steps[node[0]]
+        loads = {i.step: i for i in step.inputs if i.load}
         frames: dict[str, dict[Cell, Any]] = defaultdict(dict)
         for up in self.g.reads[node]:
-            frames[up[0]][up[1]] = self.done[up]
-        return inputs_for(self.g.steps[node[0]], node[1], frames)
+            inp = loads.get(up[0])
+            if inp is None:
+                continue  # an ordering edge: the step reads the split or the data root itself
+            value = self._external(up) if up in self.g.external else self.done[up]
+            if value is MISSING:
+                if not inp.allow_missing:
+                    name, cell = up
+                    where = "/".join(v for v in cell if v) or "(unpartitioned)"
+                    raise FileNotFoundError(f"{step.name} reads {name} {where}, which is not materialised: "
+                                            f"materialise {name} for it first")
+                continue
+            frames[up[0]][up[1]] = value
+        for name, inp in loads.items():
+            frames.setdefault(name, {})
+        return inputs_for(step, node[1], frames)
+
+    def _external(self, up: Node) -> Any:
+        """A partition this run reads but does not make: from the data root, once, kept while read."""
+        if up not in self.done:
+            name, cell = up
+            path = partition_path(self.config.data_root, name, cell.personality, cell.method)
+            self.done[up] = read_frame(path) if exists(path) else MISSING
+        return self.done[up]
 
     def _finish(self, node: Node, frame: Any) -> None:
         name, cell = node
         step = self.g.steps[name]
         if self.write and not step.writes_files:
             write_partition(step, cell, frame, self.config.data_root)
+        if self.on_partition is not None:
+            self.on_partition(step, cell, frame, lambda: self._inputs(node))
         self.done[node] = frame if self.g.left[node] else None
         self.unfinished -= 1
         for up in self.g.reads[node]:

@@ -1,28 +1,25 @@
 """Declarative automation: named, labelled conditions, reused by every asset (never written inline).
 
-What the automation sensor launches, and what it never does:
+The rule is "spend only what was asked" (issue 19). What the automation sensor launches:
 
-- ``FOLLOW_UPSTREAM``: a partition runs when it is newly **missing** (a personality registered, a
-  method added to the config) or when the **content** of an upstream partition it reads changed:
-  upstream data versions are content hashes (``versioning``), so an upstream re-materialised with
-  identical rows (a backfill, ``interviewsim run`` of a neighbouring method) launches nothing.
-  Dagster's ``eager`` follows every upstream materialisation instead, which turned a one-method
-  backfill into a re-run of every method. Partitions already missing on the sensor's first tick
-  are left alone, so deploying never launches a whole evaluation by itself.
-- ``AFTER_ANY_UPSTREAM_CONTENT_CHANGE``: for assets that read whatever upstream partitions exist
-  (``personality_scores``, the ``leaderboard``, the report); ``FOLLOW_UPSTREAM`` would wait for
-  every upstream partition, and on a partially run corpus some are always missing. Missing
-  upstream partitions are read as absent (``ALLOW_MISSING``).
-- ``rescore_on_judge_change(cron)``: judgment assets and ``method_scores``. ``code_version_changed()``
-  fires on the tick that sees a new judge identity; because that is a one-tick event, every cron tick
-  (``EvalConfig.rescore_cron``) also re-runs partitions whose code version changed after their last
-  materialisation (the daemon was down at the change). Only partitions that exist are re-scored,
-  when their upstream is complete and idle. Generations never carry it: a judge change must not
-  regenerate responses. ``catch_up_at(cron)`` is the same cron path for the per-personality and
-  global aggregates, whose code versions include the judges so they show as stale too.
+- ``RESCORE``: judgment assets (and the judged aggregates) of partitions that were **materialised
+  before** and whose judge identity changed since (``code_version_changed`` on the tick that sees
+  the change; every ``rescore_cron`` tick catches partitions still stale from a change the daemon
+  missed). A partition never materialised is never re-scored; generations never carry it, so a judge
+  change never regenerates a response.
+- ``AFTER_UPSTREAM_UPDATE``: the steps that call no model (per-personality scores, the leaderboard,
+  the report, PS stability, the fine-tuning export) after a dependency was updated by a run that did
+  not update them too (Dagster's ``any_deps_updated`` skips a parent updated by the same run). They
+  cost nothing and keep the aggregates true to what was run.
+- ``FILL_NEW`` only with ``automation_fill_new: true`` (off by default): a newly missing partition of
+  a model step (a newly registered personality, a method added to the config) whose upstream is
+  complete. Such runs pass the budget gate like any other.
 
-The sensor evaluating these starts RUNNING (``definitions.py``); Dagster's default is stopped, which
-would silently switch the promise off.
+What it never launches: a model call for a partition nobody materialised or requested, a re-run after
+an upstream re-materialisation (the old "upstream content changed" trigger launched 5,901 partitions
+after a one-method CLI run), anything on the first tick after deploy.
+
+The sensor evaluating these starts RUNNING (``definitions.py``), so the promise above holds as shipped.
 """
 
 from __future__ import annotations
@@ -31,19 +28,20 @@ import dagster as dg
 
 AC = dg.AutomationCondition
 
-UPSTREAM_CONTENT_CHANGED = AC.any_deps_match(AC.data_version_changed()).with_label("upstream content changed")
-
 IDLE = (~AC.any_deps_in_progress() & ~AC.in_progress()).with_label("nothing upstream or of its own in progress")
 
 UPSTREAM_READY = (~AC.any_deps_missing() & IDLE).with_label("upstream complete and idle")
 
-FOLLOW_UPSTREAM = (
-    (AC.newly_missing().with_label("newly missing") | UPSTREAM_CONTENT_CHANGED).since_last_handled() & UPSTREAM_READY
-).with_label("new partition, or upstream content changed")
+UPSTREAM_UPDATED = AC.any_deps_updated().with_label("an upstream partition was updated by another run")
 
-AFTER_ANY_UPSTREAM_CONTENT_CHANGE = (UPSTREAM_CONTENT_CHANGED.since_last_handled() & IDLE).with_label(
-    "upstream content changed (missing upstream allowed)"
-)
+AFTER_UPSTREAM_UPDATE = (UPSTREAM_UPDATED.since_last_handled() & IDLE).with_label(
+    "no model call: refresh after an upstream update (missing upstream allowed)")
+
+AFTER_COMPLETE_UPSTREAM_UPDATE = (UPSTREAM_UPDATED.since_last_handled() & UPSTREAM_READY).with_label(
+    "no model call: refresh after an upstream update")
+
+FILL_NEW = (AC.newly_missing().since_last_handled() & UPSTREAM_READY).with_label(
+    "new partition (automation_fill_new: true)")
 
 JUDGE_CHANGED = AC.code_version_changed().with_label("judge identity changed")
 
@@ -56,15 +54,21 @@ def _missed(cron: str) -> dg.AutomationCondition:
     return (AC.cron_tick_passed(cron) & STALE_SINCE_JUDGE_CHANGE).with_label(f"cron tick {cron} and still stale")
 
 
-def rescore_on_judge_change(cron: str) -> dg.AutomationCondition:
-    """Re-materialise judged partitions when their judge changes, or on ``cron`` if that was missed."""
+def rescore_on_judge_change(cron: str, base: dg.AutomationCondition | None = None) -> dg.AutomationCondition:
+    """Re-materialise judged partitions that exist when their judge changes, or on ``cron`` if that was missed;
+    ``base`` (another trigger of the same asset) joins with ``|``."""
     rescore = ((JUDGE_CHANGED | _missed(cron)) & ~AC.missing() & UPSTREAM_READY).with_label(
-        f"re-score on judge change, and at {cron}"
+        f"re-score materialised partitions on judge change, and at {cron}"
     )
-    return (rescore | FOLLOW_UPSTREAM).with_label(f"re-score on judge change (and at {cron}), or follow upstream")
+    return rescore if base is None else (rescore | base).with_label(f"{rescore.get_label()}; or {base.get_label()}")
+
+
+def fill_new(enabled: bool) -> dg.AutomationCondition | None:
+    """``FILL_NEW`` when the configuration opts in, else nothing."""
+    return FILL_NEW if enabled else None
 
 
 def catch_up_at(cron: str, base: dg.AutomationCondition) -> dg.AutomationCondition:
-    """``base``, plus a re-run at ``cron`` of partitions still stale from a judge change."""
+    """``base``, plus a re-run at ``cron`` of partitions still stale from a judge change (free aggregates)."""
     catch_up = (_missed(cron) & ~AC.missing() & IDLE).with_label(f"re-score at {cron} if still stale")
     return (base | catch_up).with_label(f"{base.get_label()}; re-score at {cron} if still stale")

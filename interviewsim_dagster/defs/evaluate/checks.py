@@ -10,6 +10,7 @@ import pandas as pd
 
 from interviewsim_core.pipeline.config import EvalConfig
 
+from ...assets_support import AssetTarget
 from ...factory import checked_config
 
 INVALID_RATE = "invalid_output_rate_under_threshold"
@@ -26,12 +27,12 @@ def invalid_rate(df: pd.DataFrame) -> tuple[int, int]:
     return bad, total
 
 
-def build_invalid_rate_check(asset: dg.AssetsDefinition, cfg: EvalConfig) -> dg.AssetChecksDefinition:
+def build_invalid_rate_check(asset: AssetTarget, cfg: EvalConfig) -> dg.AssetChecksDefinition:
     """The check for one asset; its single non-resource parameter is the asset itself (all run partitions)."""
     name = asset.key.path[-1]
 
     @dg.asset_check(
-        asset=asset,
+        asset=asset.key,
         name=INVALID_RATE,
         partitions_def=asset.partitions_def,
         description=f"Share of invalid or failed model outputs in {name} is at most the configured threshold.",

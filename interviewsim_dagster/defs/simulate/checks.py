@@ -14,7 +14,7 @@ from interviewsim_core.pipeline.scoring import mcq_output_gaps
 from interviewsim_core.pipeline.steps import BY_NAME
 from interviewsim_core.pipeline.tables import empty_frame
 
-from ...assets_support import cells
+from ...assets_support import AssetTarget, cells
 from ...factory import Partitions, cell_inputs, checked_config, plan_cells, run_cells, step_env
 from ...io_managers import ALLOW_MISSING
 from ...resources import CorpusResource
@@ -34,11 +34,11 @@ ONE_PER_QUESTION = "one_generation_per_heldout_question"
 PROFILE_CONTEXT = "profile_context_present"
 
 
-def build_checks(generations: dg.AssetsDefinition, cfg: EvalConfig) -> list[dg.AssetChecksDefinition]:
+def build_checks(generations: AssetTarget, cfg: EvalConfig) -> list[dg.AssetChecksDefinition]:
     pxm = generations.partitions_def
 
     @dg.asset_check(
-        asset=generations,
+        asset=generations.key,
         name=NO_HELDOUT_IN_PROMPTS,
         partitions_def=pxm,
         blocking=True,
@@ -52,7 +52,7 @@ def build_checks(generations: dg.AssetsDefinition, cfg: EvalConfig) -> list[dg.A
         return _leak_result(cells(context, pxm), plans, fact_summary, context.resources.corpus)
 
     @dg.asset_check(
-        asset=generations,
+        asset=generations.key,
         name=ONE_PER_QUESTION,
         partitions_def=pxm,
         description="Exactly one generation row per held-out question, no extra and none missing.",
@@ -76,7 +76,7 @@ def build_checks(generations: dg.AssetsDefinition, cfg: EvalConfig) -> list[dg.A
         )
 
     @dg.asset_check(
-        asset=generations,
+        asset=generations.key,
         name=PROFILE_CONTEXT,
         partitions_def=pxm,
         description="Wiki/Wiki-Long had a profile to send (a blank one is warned about, not passed off as Simple); "
@@ -105,7 +105,7 @@ NO_HELDOUT_IN_MCQ_PROMPTS = "no_heldout_text_in_mcq_answering_prompts"
 MCQ_ANSWERED = "mcq_items_expected_have_answers"
 
 
-def build_mcq_checks(mcq_answers: dg.AssetsDefinition, cfg: EvalConfig) -> list[dg.AssetChecksDefinition]:
+def build_mcq_checks(mcq_answers: AssetTarget, cfg: EvalConfig) -> list[dg.AssetChecksDefinition]:
     """The leak check for MCQ answering: its prompts carry context chosen by the same selectors.
 
     The items being asked derive from held-out answers by design, so each prompt's own item
@@ -114,7 +114,7 @@ def build_mcq_checks(mcq_answers: dg.AssetsDefinition, cfg: EvalConfig) -> list[
     pxm = mcq_answers.partitions_def
 
     @dg.asset_check(
-        asset=mcq_answers,
+        asset=mcq_answers.key,
         name=NO_HELDOUT_IN_MCQ_PROMPTS,
         partitions_def=pxm,
         blocking=True,
@@ -132,7 +132,7 @@ def build_mcq_checks(mcq_answers: dg.AssetsDefinition, cfg: EvalConfig) -> list[
         return _leak_result(cells(context, pxm), plans, fact_summary, context.resources.corpus, mcq_exempt)
 
     @dg.asset_check(
-        asset=mcq_answers,
+        asset=mcq_answers.key,
         name=MCQ_ANSWERED,
         partitions_def=pxm,
         additional_ins={"mcq_items": dg.AssetIn(partition_mapping=to_personality, metadata={ALLOW_MISSING: True}),

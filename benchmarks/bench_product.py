@@ -1,0 +1,147 @@
+"""The product path at the engine's speed (issue 21): ``interviewsim run`` beside the direct runner.
+
+Issue 13's figures were the direct runner (``run_evaluation``); researchers run ``interviewsim run`` or
+a UI backfill, which go through Dagster. This benchmark times both **as whole commands** (process
+start to exit, as a user waits for them) against the same local OpenAI-compatible server in its own
+process (``scale_server.py``: latency L, concurrency C, offline-model replies remembered from an
+untimed first pass), on the same seeded corpus of the paper's shape, methods simple, chrono-100 and
+memory-10, one judge, then replays the product path's very request bodies with bare ``httpx``:
+
+- calls/s of each path; ``interviewsim run`` over the direct runner (target >= 0.9) and over raw
+  httpx (target >= 0.8);
+- the share of wall time with no call in flight, measured by the server;
+- the time from the command to its first model call (target <= 10 s).
+
+Run: ``python -m benchmarks.bench_product [--personalities 20] [--c 64 --latency 0.2] [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from benchmarks.bench_scale import KEY_ENV, METHODS, REPO, Server, _spawn, verdict  # noqa: E402
+
+TARGETS = {"vs_direct": 0.9, "vs_raw": 0.8, "first_call_s": 10.0}
+BIN = Path(sys.executable).parent
+
+
+def _config_file(path: Path, corpus: Path, data_root: Path, base: str, c: int) -> Path:
+    import yaml
+
+    model = {"model": "openai/fake-model", "api_base": base, "api_key_env": KEY_ENV, "max_concurrency": c}
+    path.write_text(yaml.safe_dump({
+        "corpus": str(corpus), "data_root": str(data_root), "methods": METHODS.split(","),
+        "generator": model, "builder": model, "premise_judge": model, "judges": [{**model, "label": "judge"}],
+        "embedding_model": "offline/hashing",
+    }), encoding="utf-8")
+    return path
+
+
+def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """(start, end) wall-clock times of a whole command, and its output tail (it must succeed)."""
+    t0 = time.time()
+    proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True)
+    t1 = time.time()
+    if proc.returncode not in (0, 5, 6):
+        raise RuntimeError(f"{args[0]} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return t0, t1, proc.stdout[-2000:]
+
+
+def measure(corpus: Path, work: Path, c: int, latency: float) -> dict[str, Any]:
+    from benchmarks.scale_server import idle_seconds
+
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", KEY_ENV: "bench", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    srv = Server(latency)
+    bodies = work / "bodies.bin"
+    out: dict[str, Any] = {}
+    try:
+        print(f"server {srv.base}, L={latency * 1000:.0f} ms, C={c}, ideal C/L = {c / latency:.0f} calls/s", flush=True)
+        srv.cmd("latency 0")
+        t = time.perf_counter()
+        _spawn("run", corpus=corpus, data_root=work / "warm", base=srv.base, c=c, methods=METHODS)
+        shutil.rmtree(work / "warm", ignore_errors=True)
+        print(f"  (untimed pass filling the server's reply memory: {time.perf_counter() - t:.0f} s)", flush=True)
+        srv.cmd(f"latency {latency}")
+
+        def one(name: str, args: list[str], record: bool = False) -> None:
+            srv.cmd("reset")
+            if record:
+                srv.cmd(f"record {bodies}")
+            t0, t1, _tail = _timed(args, env)
+            st = srv.cmd("stats")
+            if record:
+                srv.cmd("record -")
+            idle, _ = idle_seconds(st, t0, t1)
+            first = (st["first_at"] - t0) if st["first_at"] else float("nan")
+            out[name] = {"calls": st["chat"], "wall": t1 - t0, "rate": st["chat"] / (t1 - t0), "idle": idle,
+                         "first": first}
+
+        one("direct", [sys.executable, "-m", "benchmarks.bench_scale", "--child", "run", "--corpus", str(corpus),
+                       "--data-root", str(work / "direct"), "--base", srv.base, "--c", str(c), "--methods", METHODS])
+        cfg = _config_file(work / "interviewsim.yaml", corpus, work / "product", srv.base, c)
+        home = work / "dagster_home"
+        env["DAGSTER_HOME"] = str(home)
+        one("product", [str(BIN / "interviewsim"), "run", "--config", str(cfg), "--yes"], record=True)
+        srv.cmd("reset")
+        raw = _spawn("httpx", bodies=bodies, base=srv.base, c=c)
+        out["raw"] = {"calls": raw["ok"], "wall": raw["wall"], "rate": raw["ok"] / raw["wall"]}
+    finally:
+        srv.close()
+        bodies.unlink(missing_ok=True)
+    return out
+
+
+def report(out: dict[str, Any], n_people: int) -> None:
+    d, p, r = out["direct"], out["product"], out["raw"]
+    print(f"{n_people} personalities, methods {METHODS}, 1 judge; each path timed as a whole command:")
+    print("| path | calls | wall | calls/s | of raw httpx | no call in flight | first call after |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name, row in (("`interviewsim run` (Dagster)", p), ("direct runner (`run_evaluation`)", d)):
+        print(f"| {name} | {row['calls']:,} | {row['wall']:.1f} s | {row['rate']:.1f} | {row['rate'] / r['rate']:.2f} | "
+              f"{100 * row['idle'] / row['wall']:.1f}% ({row['idle']:.1f} s) | {row['first']:.1f} s |")
+    print(f"| raw httpx, the product's bodies | {r['calls']:,} | {r['wall']:.1f} s | {r['rate']:.1f} | 1.00 | | |")
+    vs_direct, vs_raw = p["rate"] / d["rate"], p["rate"] / r["rate"]
+    print(f"  interviewsim run / direct runner = {vs_direct:.2f}   target >= {TARGETS['vs_direct']}   "
+          f"{verdict(vs_direct >= TARGETS['vs_direct'])}")
+    print(f"  interviewsim run / raw httpx     = {vs_raw:.2f}   target >= {TARGETS['vs_raw']}   "
+          f"{verdict(vs_raw >= TARGETS['vs_raw'])}")
+    print(f"  command to first model call      = {p['first']:.1f} s   target <= {TARGETS['first_call_s']:.0f} s   "
+          f"{verdict(p['first'] <= TARGETS['first_call_s'])}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="2 personalities (a smoke run)")
+    ap.add_argument("--personalities", type=int, default=None, help="corpus size (default 20, the issue's)")
+    ap.add_argument("--c", type=int, default=64)
+    ap.add_argument("--latency", type=float, default=0.2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
+    a = ap.parse_args(argv if argv is not None else [])
+    from benchmarks.scale_corpus import generate_corpus
+
+    n_people = a.personalities or (2 if a.quick else 20)
+    work = a.keep or Path(tempfile.mkdtemp(prefix="bench_product_"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        corpus = work / f"corpus_{n_people}"
+        st = generate_corpus(corpus, n_people, a.seed)
+        print(f"scale corpus: {st.personalities} personalities, {st.pairs} QA pairs, seed {a.seed}", flush=True)
+        report(measure(corpus, work, a.c, a.latency), n_people)
+    finally:
+        if a.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,179 @@
+"""The body of every stage multi-asset: the budget gate, core's streaming scheduler, the events.
+
+What a run does, in order (every launch route: ``interviewsim run``, a UI launch or backfill, the
+automation sensor):
+
+1. **refuse what cannot be done truthfully**, before any call: a personality of the run that is
+   registered but has no valid document (the CLI skips such personalities with a warning; a UI run
+   cannot skip part of the range it will report), a run whose tags disagree with its range
+   (``factory.stage_keys``);
+2. **the budget gate**: the plan of the run's own steps and partitions is computed, logged and put
+   on the run's tags; above ``max_cost_usd`` the run fails before its first call, unless it carries
+   an approval (``APPROVE_TAG``, which ``interviewsim run`` sets after the user accepted its plan);
+3. **the scheduler** (``runner.run_steps``) makes every selected partition, streaming all their calls
+   through one gateway, writing each partition as soon as it is done and logging progress at INFO;
+4. the cache's write errors fail the run (answers kept in the tables but not cached would be paid
+   again), and one ``MaterializeResult`` per selected asset reports every partition with its own
+   metadata.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import dagster as dg
+import pandas as pd
+
+from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_core.pipeline.steps import Cell, Partitioning, Step
+
+from .assets_support import CORPUS, LLM
+from .batching import table_metadata
+from .defs.corpus.partitions import PERSONALITY
+from .presenters import PRESENTERS
+from .versioning import SPLIT_VERSION, split_version
+
+APPROVE_TAG = "interviewsim/approve_cost_usd"
+"""Run tag: the cost in USD the user accepted for this run (``interviewsim run`` sets it after its own
+plan was accepted; in the UI add it to the launch or backfill tags)."""
+PLAN_TAG_PREFIX = "interviewsim/plan_"
+PROGRESS_EVERY_S = 15.0
+"""How often a running stage logs its per-step counts (calls planned, answered, cached, ...)."""
+
+
+def run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selected: Sequence[Step],
+              keys: Sequence[str | None], parts) -> Iterator[dg.MaterializeResult]:
+    if not selected:
+        return
+    from interviewsim_core.pipeline.runner import run_steps
+
+    cells = [parts.cell(selected[0], k) for k in keys]
+    key_of = dict(zip(cells, keys))
+    corpus = getattr(context.resources, CORPUS)
+    files = _valid_files(corpus, cells)
+    people = sorted({c.personality for c in cells if c.personality is not None})
+    registered = list(context.instance.get_dynamic_partitions(PERSONALITY))
+    _gate(context, cfg, selected, cells, people)
+
+    model_steps = [s for s in selected if s.calls_models]
+    gateway = getattr(context.resources, LLM).get() if model_steps else None
+    from .factory import step_env
+
+    env = step_env(context, cfg)
+    started = time.monotonic()
+
+    versions: dict[str, str] = {}
+
+    def done(step: Step, cell: Cell, out: Any, inputs) -> None:
+        meta = _metadata(cfg, step, cell, out, inputs)
+        if cell.personality is not None:  # what ``interviewsim run`` compares to see an edited corpus file
+            if cell.personality not in versions:
+                versions[cell.personality] = split_version(env.split(cell.personality))
+            meta[SPLIT_VERSION] = versions[cell.personality]
+        if step.partitioning is Partitioning.NONE:
+            context.add_asset_metadata(meta, asset_key=step.name)
+        else:
+            context.add_asset_metadata(meta, asset_key=step.name, partition_key=key_of[cell])
+
+    counts: dict[str, dict[str, float]] = {}
+    context.log.info(f"{stage.name}: making {', '.join(s.name for s in selected)} for {len(cells)} partition(s)")
+    run_steps(cfg, {s.name: cells for s in selected}, lambda pid: _load_split(files[pid]), registered or people,
+              list(cfg.methods),
+              gateway=gateway, write=True, progress=context.log.info, keep=(), on_partition=done, env=env,
+              progress_every_s=PROGRESS_EVERY_S if model_steps else None, counts=counts)
+    if gateway is not None and hasattr(gateway, "raise_for_cache_errors"):
+        try:
+            gateway.raise_for_cache_errors()
+        except Exception as exc:  # noqa: BLE001 - CacheWriteError names the file; keep its text, fail the run
+            raise dg.Failure(f"{exc}; the tables hold those answers, but a re-run would pay for them again: "
+                             "fix the cache path (disk space, permissions) and re-run") from None
+    seconds = time.monotonic() - started
+    for step in selected:
+        meta: dict[str, Any] = {"partitions_written": len(cells), "stage_seconds": round(seconds, 2)}
+        c = counts.get(step.name)
+        if c is not None:  # the step's calls over every partition of this run (the rows say per partition)
+            meta.update({"step_calls_planned": int(c["planned"]), "step_calls_made": int(c["answered"] - c["cached"]),
+                         "step_cache_hits": int(c["cached"]), "step_invalid": int(c["invalid"]),
+                         "step_failed": int(c["failed"]), "step_cost_usd": float(c["cost_usd"])})
+        yield dg.MaterializeResult(asset_key=step.name, metadata=meta)
+
+
+def _load_split(path: str):
+    from interviewsim_core.loader import load_document
+    from interviewsim_core.split import split_personality
+
+    return split_personality(load_document(path))
+
+
+def _valid_files(corpus, cells: Sequence[Cell]) -> dict[str, str]:
+    """Personality id -> its document for the run's personalities, refusing registered ones without one."""
+    wanted = sorted({c.personality for c in cells if c.personality is not None})
+    if not wanted:
+        return {}
+    valid = corpus.scan().valid
+    stale = [p for p in wanted if p not in valid]
+    if stale:
+        raise dg.Failure(
+            f"personalit{'y' if len(stale) == 1 else 'ies'} {', '.join(map(repr, stale))} registered but without a valid "
+            f"document in {corpus.path}: nothing was run. Restore the file(s), or remove the partition(s) with "
+            f"`interviewsim unregister {' '.join(stale)}` (the sensor log lists invalid files).")
+    return {p: valid[p] for p in wanted}
+
+
+def _metadata(cfg: EvalConfig, step: Step, cell: Cell, out: Any, inputs) -> dict[str, Any]:
+    present = PRESENTERS.get(step.name)
+    meta: dict[str, Any] = {}
+    if present is not None:  # the step's own headline first, then the generic table metadata
+        meta.update(present(cfg, cell, inputs(), out))
+    if isinstance(out, pd.DataFrame):
+        meta.update(table_metadata(out, means=step.means))
+    return meta
+
+
+def _gate(context: dg.AssetExecutionContext, cfg: EvalConfig, selected: Sequence[Step], cells: Sequence[Cell],
+          people: list[str]) -> None:
+    """Plan this run's own calls, put the totals on the run's log and tags, refuse it over budget.
+
+    Raises:
+        dg.Failure: the plan costs more than ``max_cost_usd`` and the run carries no approval of it.
+    """
+    model_steps = [s for s in selected if s.calls_models]
+    if not model_steps:
+        return
+    models = [m for s in model_steps for m in s.models(cfg)]
+    if all(m.model.startswith("offline/") for m in models):
+        context.log.info("plan: every model of this run is offline: nothing to pay, not planned")
+        return
+    from interviewsim_core.plan import plan_run
+
+    methods = sorted({c.method for c in cells if c.method is not None}) or None
+    t0 = time.monotonic()
+    plan = plan_run(cfg, people or None, methods, steps=[s.name for s in model_steps])
+    totals = plan.totals()
+    context.log.info(f"plan of this run ({time.monotonic() - t0:.1f} s to compute):\n{plan.table()}")
+    context.instance.add_run_tags(context.run_id, {PLAN_TAG_PREFIX + k: str(v) for k, v in totals.items()})
+    limit = cfg.max_cost_usd
+    if limit is None or plan.cost_usd <= limit:
+        return
+    approved = _float(context.run.tags.get(APPROVE_TAG))
+    if approved is not None and plan.cost_usd <= approved + 1e-9:
+        context.log.info(f"plan ${plan.cost_usd:.2f} over max_cost_usd ${limit:.2f}, approved up to ${approved:.2f}")
+        return
+    need = math.ceil(plan.cost_usd * 100) / 100
+    raise dg.Failure(
+        f"this run's plan costs ${plan.cost_usd:.2f} ({totals['to_send']:,} calls to send), more than max_cost_usd "
+        f"${limit:.2f}: not started, no model was called. To approve it, launch again with the run tag "
+        f"{APPROVE_TAG}={need:.2f} (Launchpad or backfill dialog: tags), or raise max_cost_usd in the configuration "
+        "and reload the code location.",
+        metadata={"plan_cost_usd": plan.cost_usd, "max_cost_usd": limit, "plan": dg.MetadataValue.md(
+            "```\n" + plan.table() + "\n```")})
+
+
+def _float(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None

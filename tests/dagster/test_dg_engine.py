@@ -1,0 +1,119 @@
+"""The stage engine: what every Dagster run does before and after core's scheduler (``engine.py``).
+
+Stages (one multi-asset per partitioning a run can hold), the automation that spends only what was
+asked, and the refusals a UI-launched run must make before any call: a range whose tags disagree, a
+registered personality whose document is gone, answers that could not be cached.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+from dg_helpers import PEOPLE, make_config, run_everything
+
+from interviewsim_core.pipeline.steps import steps_for
+from interviewsim_dagster import launch
+from interviewsim_dagster.definitions import build_definitions
+from interviewsim_dagster.factory import automation, stages
+
+
+def test_stages_cover_every_step_once_and_run_in_dependency_order(tiny_corpus, tmp_path):
+    cfg = make_config(tiny_corpus, tmp_path / "data", ps_stability=True, finetune_export=True)
+    got = stages(cfg)
+    names = [s.name for st in got for s in st.steps]
+    assert sorted(names) == sorted(s.name for s in steps_for(cfg))
+    assert [st.job for st in got] == list(launch.JOB_ORDER)
+    done: set[str] = set()
+    for st in got:
+        for s in st.steps:
+            assert all(i.step in done or i.step in {t.name for t in st.steps} for i in s.inputs), s.name
+            assert s.partitioning is st.partitioning
+        done |= {s.name for s in st.steps}
+
+
+def test_automation_never_launches_a_model_call_for_a_partition_nobody_ran(tiny_corpus, tmp_path):
+    """Model steps carry only the re-score of materialised partitions (``~missing``); filling is opt-in."""
+    cfg = make_config(tiny_corpus, tmp_path / "data")
+    for s in steps_for(cfg):
+        cond = automation(s, cfg)
+        if not s.calls_models:
+            continue
+        if cond is None:
+            continue
+        label = cond.get_label() or ""
+        assert "re-score materialised partitions" in label, (s.name, label)
+        assert "new partition" not in label, (s.name, label)
+    filled = make_config(tiny_corpus, tmp_path / "data", automation_fill_new=True)
+    gen = next(s for s in steps_for(filled) if s.name == "generations")
+    assert "new partition" in automation(gen, filled).get_label()
+
+
+def test_a_range_run_whose_tags_name_one_partition_is_refused_before_any_call(tiny_corpus, tmp_path):
+    cfg = make_config(tiny_corpus, tmp_path / "data")
+    defs = build_definitions(cfg)
+    instance = dg.DagsterInstance.ephemeral()
+    launch.register_personalities(instance, str(cfg.corpus))
+    job = defs.resolve_job_def(launch.PERSONALITY_JOB)
+    tags = {launch.ASSET_PARTITION_RANGE_START_TAG: PEOPLE[0], launch.ASSET_PARTITION_RANGE_END_TAG: PEOPLE[-1],
+            "dagster/partition": PEOPLE[-1]}
+    result = job.execute_in_process(instance=instance, tags=tags, raise_on_error=False,
+                                    asset_selection=[dg.AssetKey("heldout_split")])
+    assert not result.success
+    failure = next(ev for ev in result.all_events if ev.is_step_failure)
+    assert "Nothing was run" in failure.step_failure_data.error.message
+    assert not (tmp_path / "data" / "heldout_split").exists()
+
+
+def test_a_registered_personality_without_its_file_fails_the_ui_run_naming_it(tiny_corpus, tmp_path):
+    cfg = make_config(tiny_corpus, tmp_path / "data")
+    defs = build_definitions(cfg)
+    instance = dg.DagsterInstance.ephemeral()
+    launch.register_personalities(instance, str(cfg.corpus))
+    (tiny_corpus / PEOPLE[1] / "prepared_input.json").unlink()
+    job = defs.resolve_job_def(launch.PERSONALITY_JOB)
+    result = job.execute_in_process(instance=instance, partition_key=PEOPLE[1], raise_on_error=False,
+                                    asset_selection=[dg.AssetKey("heldout_split"), dg.AssetKey("fact_summary")])
+    assert not result.success
+    message = next(ev for ev in result.all_events if ev.is_step_failure).step_failure_data.error.message
+    assert PEOPLE[1] in message and "interviewsim unregister" in message
+    assert "KeyError" not in message
+
+
+def test_one_run_per_stage_writes_every_selected_partition_with_its_metadata(tiny_corpus, tmp_path):
+    cfg = make_config(tiny_corpus, tmp_path / "data")
+    defs = build_definitions(cfg)
+    instance = dg.DagsterInstance.ephemeral()
+    outcomes = run_everything(defs, instance, cfg)
+    assert [o.spec.job for o in outcomes] == list(launch.JOB_ORDER)
+    assert all(o.success for o in outcomes)
+    pxm = [str(dg.MultiPartitionKey({"personality": p, "method": m})) for p in PEOPLE for m in cfg.methods]
+    for asset in ("generations", "content_similarity", "method_scores"):
+        recs = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset)), limit=100).records
+        assert sorted(r.partition_key for r in recs) == sorted(pxm), asset
+        meta = recs[0].asset_materialization.metadata
+        assert "rows" in meta and "split_version" in meta
+    # A second identical run: nothing is outdated, so nothing runs (and nothing is paid).
+    again = launch.execute(defs, instance, launch.plan_runs(defs, instance, cfg.methods), progress=lambda _m: None,
+                           skip_up_to_date=True)
+    assert again == []
+
+
+@pytest.mark.parametrize("edit", [True])
+def test_an_edited_corpus_file_outdates_only_its_personality(tiny_corpus, tmp_path, edit):
+    import json
+
+    from interviewsim_cli.run_cmds import _split_versions
+
+    cfg = make_config(tiny_corpus, tmp_path / "data")
+    defs = build_definitions(cfg)
+    instance = dg.DagsterInstance.ephemeral()
+    run_everything(defs, instance, cfg)
+    path = tiny_corpus / PEOPLE[0] / "prepared_input.json"
+    doc = json.loads(path.read_text())
+    doc["interviews"][-1]["qa_pairs"][0]["response"] += " I changed my mind again."
+    path.write_text(json.dumps(doc))
+    specs = launch.plan_runs(defs, instance, cfg.methods)
+    ran = launch.execute(defs, instance, specs, progress=lambda _m: None, skip_up_to_date=True,
+                         split_versions=_split_versions(cfg, list(PEOPLE)))
+    assert ran and all(o.success for o in ran)
+    assert "heldout_split" in {k.to_user_string() for o in ran for k in o.spec.assets}
