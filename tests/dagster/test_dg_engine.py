@@ -53,15 +53,17 @@ def test_a_range_run_whose_tags_name_one_partition_is_refused_before_any_call(ti
     defs = build_definitions(cfg)
     instance = dg.DagsterInstance.ephemeral()
     launch.register_personalities(instance, str(cfg.corpus))
-    job = defs.resolve_job_def(launch.PERSONALITY_JOB)
-    tags = {launch.ASSET_PARTITION_RANGE_START_TAG: PEOPLE[0], launch.ASSET_PARTITION_RANGE_END_TAG: PEOPLE[-1],
-            "dagster/partition": PEOPLE[-1]}
+    job = defs.resolve_job_def(launch.PERSONALITY_METHOD_JOB)
+    first, last = (str(dg.MultiPartitionKey({"personality": p, "method": "simple"})) for p in (PEOPLE[0], PEOPLE[-1]))
+    # What Dagster 1.13's job-page backfill put on its run (issue 19): the range AND one partition's tags.
+    tags = {launch.ASSET_PARTITION_RANGE_START_TAG: first, launch.ASSET_PARTITION_RANGE_END_TAG: last,
+            "dagster/partition/personality": PEOPLE[-1], "dagster/partition/method": "simple"}
     result = job.execute_in_process(instance=instance, tags=tags, raise_on_error=False,
-                                    asset_selection=[dg.AssetKey("heldout_split")])
+                                    asset_selection=[dg.AssetKey("generations")])
     assert not result.success
     failure = next(ev for ev in result.all_events if ev.is_step_failure)
     assert "Nothing was run" in failure.step_failure_data.error.message
-    assert not (tmp_path / "data" / "heldout_split").exists()
+    assert not (tmp_path / "data" / "generations").exists()
 
 
 def test_a_registered_personality_without_its_file_fails_the_ui_run_naming_it(tiny_corpus, tmp_path):
