@@ -8,9 +8,9 @@ The rule is "spend only what was asked" (issue 19). What the automation sensor l
   missed). A partition never materialised is never re-scored; generations never carry it, so a judge
   change never regenerates a response.
 - ``AFTER_UPSTREAM_UPDATE``: the steps that call no model (per-personality scores, the leaderboard,
-  the report, PS stability, the fine-tuning export) after a dependency was updated by a run that did
-  not update them too (Dagster's ``any_deps_updated`` skips a parent updated by the same run). They
-  cost nothing and keep the aggregates true to what was run.
+  the report, PS stability, the fine-tuning export) after a dependency's data version changed (a
+  re-score). They cost nothing and keep the aggregates true to what was run; an identical re-run of
+  their upstream keeps its (logical) data version and launches nothing.
 - ``FILL_NEW`` only with ``automation_fill_new: true`` (off by default): a newly missing partition of
   a model step (a newly registered personality, a method added to the config) whose upstream is
   complete. Such runs pass the budget gate like any other.
@@ -32,7 +32,10 @@ IDLE = (~AC.any_deps_in_progress() & ~AC.in_progress()).with_label("nothing upst
 
 UPSTREAM_READY = (~AC.any_deps_missing() & IDLE).with_label("upstream complete and idle")
 
-UPSTREAM_UPDATED = AC.any_deps_updated().with_label("an upstream partition was updated by another run")
+UPSTREAM_UPDATED = AC.any_deps_match(AC.data_version_changed()).with_label(
+    "an upstream partition's data version changed")
+"""Data versions are Dagster's logical ones (``versioning``): an identical re-run keeps them, a judge change
+(code version) changes them, so an aggregate is refreshed when what it reads changed, never twice for nothing."""
 
 AFTER_UPSTREAM_UPDATE = (UPSTREAM_UPDATED.since_last_handled() & IDLE).with_label(
     "no model call: refresh after an upstream update (missing upstream allowed)")
