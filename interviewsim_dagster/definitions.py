@@ -39,6 +39,18 @@ gateway's async batches anyway; parallelism across runs comes from the run queue
 (``max_concurrent_runs``) and the pools. ``benchmarks/bench_ui.py`` measures UI runs against the CLI."""
 
 
+@dg.logger(
+    config_schema={"log_level": dg.Field(str, default_value="INFO", is_required=False),
+                   "name": dg.Field(str, default_value="dagster", is_required=False)},
+    description="Dagster's colored console logger at INFO unless a run's config asks for another level.",
+)
+def console_logger(init_context):
+    """Runs the UI launches print to ``dagster dev``'s terminal: at Dagster's default (DEBUG) every step
+    event is echoed there, half the terminal's lines. Same config as Dagster's own console logger, so
+    ``interviewsim run`` (``loggers.console.config.log_level``) and a launchpad config still choose."""
+    return dg.colored_console_logger.logger_fn(init_context)
+
+
 def build_resources(cfg: EvalConfig) -> dict[str, object]:
     return {
         CONFIG: EvalConfigResource.from_config(cfg),
@@ -85,6 +97,7 @@ def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = 
             ),
         ],
         resources=build_resources(cfg),
+        loggers={"console": console_logger},
         executor=executor or EXECUTOR,  # the cluster location passes the Celery executor
     )
 

@@ -70,6 +70,9 @@ def test_materialisations_carry_metadata(full_run):
                  "completion_tokens", "cost_usd", "mean_score", "preview", "step_calls_made", "partitions_written"):
         assert name in meta, name
     assert meta["rows"].value > 0
-    assert "|" in meta["preview"].value  # a markdown table
+    preview = meta["preview"]  # a table value, shown inline on the asset page, every row of a small partition
+    assert isinstance(preview, dg.TableMetadataValue)
+    assert len(preview.records) == meta["rows"].value and meta["preview_rows"].value == f"{len(preview.records)} of {len(preview.records)}"
+    assert "qa_id" in {c.name for c in preview.schema.columns}
     board = instance.fetch_materializations(dg.AssetKey("leaderboard"), limit=1).records[0]
     assert board.asset_materialization.metadata["partitions_read"].value == len(PEOPLE) * 3
