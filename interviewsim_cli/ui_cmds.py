@@ -157,20 +157,28 @@ the badge then agrees with the shipped sensor, which starts running. Stopping th
 (Automation page) is how to stop automation; the badge does not follow that."""
 
 
-def _turn_automation_badge_on(host: str, port: int, timeout_s: float = 600.0) -> None:
-    """Send ``AUTOMATION_FLAG_MUTATION`` once the webserver answers (a daemon thread; gives up silently)."""
-    body = json.dumps({"query": AUTOMATION_FLAG_MUTATION}).encode()
+def _turn_automation_badge_on(host: str, port: int, home: Path, timeout_s: float = 600.0) -> None:
+    """Send ``AUTOMATION_FLAG_MUTATION`` once our webserver answers (a daemon thread; gives up silently).
+
+    Only to a webserver serving this ``DAGSTER_HOME`` (its ``instance.info`` names the folder): if the
+    port belongs to someone else's ``dagster dev``, its instance is left alone."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
-            req = urllib.request.Request(f"http://{host}:{port}/graphql", data=body,
-                                         headers={"Content-Type": "application/json"})
-            with urllib.request.urlopen(req, timeout=10) as resp:
-                if resp.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(2)
+            info = _gql(host, port, "{ instance { info } }")["data"]["instance"]["info"] or ""
+            if str(home) not in info:
+                return
+            _gql(host, port, AUTOMATION_FLAG_MUTATION)
+            return
+        except (OSError, ValueError, KeyError, TypeError):
+            time.sleep(2)
+
+
+def _gql(host: str, port: int, query: str) -> dict:
+    req = urllib.request.Request(f"http://{host}:{port}/graphql", data=json.dumps({"query": query}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return json.loads(resp.read())
 
 
 def ui(
@@ -197,15 +205,16 @@ def ui(
     target = ["-w", str(workspace)] if workspace.is_file() else ["-m", "interviewsim_dagster.definitions"]
     dagster = Path(sys.executable).with_name("dagster")
     exe = str(dagster) if dagster.exists() else "dagster"
-    # INFO for the webserver and daemon (Dagster's default, said so it stays); the runs' own echo is
-    # the definitions' console logger, INFO by default (``definitions.console_logger``).
+    # INFO for the webserver and daemon (Dagster's default, said so it stays). The runs they launch echo
+    # their events through Dagster's default console logger at the instance's ``python_logs:
+    # python_log_level`` (dagster.yaml: INFO; Dagster's own default, DEBUG, was half the terminal).
     args = [exe, "dev", *target, "-h", host, "-p", str(port), "--log-level", "info"]
     env = child_env(os.environ, Path.cwd())
     typer.echo(f"DAGSTER_HOME={home}")
     typer.echo(f"UI data root: {env.get('INTERVIEWSIM_DATA_ROOT') or 'from the config file'}")
     typer.echo(" ".join(args))
     local = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
-    threading.Thread(target=_turn_automation_badge_on, args=(local, port), daemon=True).start()
+    threading.Thread(target=_turn_automation_badge_on, args=(local, port, home), daemon=True).start()
     raise typer.Exit(supervise(args, env=env, cwd=home))
 
 
