@@ -97,7 +97,7 @@ def test_ui_uses_the_config_of_the_last_run(tiny_corpus, tmp_path, monkeypatch):
 def test_saved_config_drops_a_credential_put_in_extra_params(tmp_path):
     import yaml
 
-    from interviewsim_cli.run_cmds import save_last_run_config
+    from interviewsim_cli.run_cmds import UI_CONFIG, save_last_run_config
     from interviewsim_core.llm.types import ModelConfig
     from interviewsim_core.pipeline.config import EvalConfig
 
@@ -108,7 +108,9 @@ def test_saved_config_drops_a_credential_put_in_extra_params(tmp_path):
     assert "sk-do-not-store" not in text and "x_secret" not in text
     data = yaml.safe_load(text)
     assert data["judges"][0]["extra_params"] == data["generator"]["extra_params"] == {"max_tokens": 5, "top_k": 3}
-    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temp file left behind
+    # The record and the UI's config (the first run writes it), both redacted; no temp file left behind.
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, UI_CONFIG])
+    assert "sk-do-not-store" not in (tmp_path / UI_CONFIG).read_text()
     assert EvalConfig.load(config_file=path).judges[0].api_key_env == "OPENAI_API_KEY"
 
 
@@ -147,15 +149,18 @@ def test_a_cli_run_does_not_rewrite_the_ui_config_unless_asked(tiny_corpus, tmp_
     monkeypatch.delenv("INTERVIEWSIM_CONFIG", raising=False)
     base = ["run", "--corpus", str(tiny_corpus), "--data-root", str(tmp_path / "data"),
             "--personalities", "TINY_ALDER", "--assets", "heldout_split"]
+    one, two = tmp_path / "one.yaml", tmp_path / "two.yaml"
+    one.write_text("methods: [simple]\n")
+    two.write_text("methods: [chrono-100]\n")
 
     def methods(path):
         return yaml.safe_load(path.read_text())["methods"]
 
-    assert CliRunner().invoke(app, [*base, "--methods", "simple"]).exit_code == 0
+    assert CliRunner().invoke(app, [*base, "--config", str(one)]).exit_code == 0
     assert methods(home / UI_CONFIG) == methods(home / LAST_RUN_CONFIG) == ["simple"]
     assert _ui(monkeypatch)["config"] == str(home / UI_CONFIG)
 
-    result = CliRunner().invoke(app, [*base, "--methods", "chrono-100"])
+    result = CliRunner().invoke(app, [*base, "--config", str(two)])
     assert result.exit_code == 0, result.output
     assert methods(home / UI_CONFIG) == ["simple"] and methods(home / LAST_RUN_CONFIG) == ["chrono-100"]
     seen = _ui(monkeypatch)
@@ -165,7 +170,7 @@ def test_a_cli_run_does_not_rewrite_the_ui_config_unless_asked(tiny_corpus, tmp_
     sensor = build_definitions(ui_cfg).resolve_sensor_def(AUTOMATION_SENSOR)
     assert "differs in: methods" in sensor.description
 
-    result = CliRunner().invoke(app, [*base, "--methods", "chrono-100", "--save-ui-config"])
+    result = CliRunner().invoke(app, [*base, "--config", str(two), "--save-ui-config"])
     assert result.exit_code == 0, result.output
     assert methods(home / UI_CONFIG) == ["chrono-100"]
     seen = _ui(monkeypatch)

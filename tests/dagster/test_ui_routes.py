@@ -86,17 +86,19 @@ def _record(route: str, runs: list[dict]) -> list[dict]:
     return tags
 
 
-def _check_route(world: dict, route: str, params: dict, assets, selected: set[str]) -> None:
-    """Launch ``params``; every asset in ``assets`` gets exactly ``selected``, on disk and in Dagster."""
+def _check_route(world: dict, route: str, params: dict, assets, selected: set[str],
+                 also: dict[str, set[str]] | None = None) -> None:
+    """Launch ``params``; every asset in ``assets`` gets exactly ``selected`` (and each asset of
+    ``also`` its own set), on disk and in Dagster's events, and the backfill page says so."""
     ui = world["ui"]
     time.sleep(1.1)  # mtimes: a file rewritten in the same second as t0 still counts
     t0 = time.time()
     backfill_id = ui.launch_backfill_params(params)
     shown = _finish(ui, backfill_id)
     tags = _record(route, ui.runs_of_backfill(backfill_id))
-    written = {a: _written(world, a, t0) for a in assets}
-    events = {a: _materialised(ui, a, t0) for a in assets}
-    expected = {a: selected for a in assets}
+    expected = {**{a: selected for a in assets}, **(also or {})}
+    written = {a: _written(world, a, t0) for a in expected}
+    events = {a: _materialised(ui, a, t0) for a in expected}
     context = f"route {route}: backfill page {shown['status']}, {shown['numPartitions']} partitions; run tags {tags}"
     assert shown["status"] == "COMPLETED_SUCCESS", context
     assert events == expected, f"materialisation events differ from the selection; {context}"
@@ -105,7 +107,7 @@ def _check_route(world: dict, route: str, params: dict, assets, selected: set[st
         counts = {s["assetKey"]["path"][-1]: (s["numPartitionsTargeted"], s["numPartitionsMaterialized"])
                   for s in shown["assetBackfillData"]["assetBackfillStatuses"]
                   if s["__typename"] == "AssetPartitionsStatusCounts"}
-        assert {a: counts.get(a) for a in assets} == {a: (len(selected), len(selected)) for a in assets}, context
+        assert {a: counts.get(a) for a in expected} == {a: (len(v), len(v)) for a, v in expected.items()}, context
     else:  # a job backfill: the page shows "n / n partitions"
         assert shown["numPartitions"] == len(selected), context
 
@@ -154,9 +156,7 @@ def test_materialize_all(world):
     ui = world["ui"]
     keys = [n["assetKey"] for n in ui.gql("{ assetNodes { assetKey { path } } }")["assetNodes"]]
     _check_route(world, "materialize_all", {"assetSelection": keys, "allPartitions": True},
-                 PER_CELL, CELLS)
-    t_all = min(float(m["timestamp"]) / 1000 for m in ui.materializations("generations"))
-    assert {a: _materialised(ui, a, t_all - 1) for a in PER_PERSON} == {a: set(PEOPLE) for a in PER_PERSON}
+                 PER_CELL, CELLS, also={a: set(PEOPLE) for a in PER_PERSON})
     assert ui.materializations("leaderboard") and ui.materializations("report")
 
 
@@ -237,6 +237,59 @@ def test_terminal_at_info_and_automation_badge_on(world):
     # The job page's badge reads this instance switch; the automation sensor is what runs automation.
     assert ui.gql("{ instance { autoMaterializePaused useAutoMaterializeSensors } }")["instance"] == {
         "autoMaterializePaused": False, "useAutoMaterializeSensors": True}
+
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+def _backfill_ids(ui: DagsterUI) -> set[str]:
+    data = ui.gql("{ partitionBackfillsOrError(limit: 100) { ... on PartitionBackfills { results { id } } } }")
+    return {b["id"] for b in data["partitionBackfillsOrError"]["results"]}
+
+
+@pytest.mark.browser
+@pytest.mark.xfail(strict=False, reason="issue 19: the job page's method backfill writes the first personality only "
+                   "(see test_job_page_backfill_of_one_method_over_all_personalities); the engine fix is the lead's")
+def test_job_page_method_backfill_in_chromium(world):
+    """The same route clicked in headless Chromium: method chrono-100, personality All, Launch backfill;
+    the backfill page's partition count and status must match what was written."""
+    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+    ui = world["ui"]
+    selected = {f"{M2}|{p}" for p in PEOPLE}
+    known = _backfill_ids(ui)
+    time.sleep(1.1)
+    t0 = time.time()
+    base = f"http://127.0.0.1:{ui.port}"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(120_000)
+            page.goto(f"{base}/locations/interviewsim/jobs/{PXM_JOB}")
+            page.get_by_role("button", name="Materialize all").first.click()
+            dialog = page.get_by_role("dialog")
+            dialog.get_by_text("Select a partition or create one").first.click()
+            page.get_by_text(M2, exact=True).last.click()
+            dialog.get_by_role("button", name="All").nth(1).click()  # personality: All
+            dialog.get_by_text(f"{len(selected)} partitions").first.wait_for()
+            dialog.get_by_role("button", name="Launch backfill").click()
+            new = wait_for("the backfill to be created", lambda: _backfill_ids(ui) - known, 120)
+            (backfill_id,) = new
+            shown = _finish(ui, backfill_id)
+            page.goto(f"{base}/overview/backfills/{backfill_id}")
+            page.get_by_text("Partition selection").first.wait_for()
+            page.wait_for_timeout(3000)
+            text = page.locator("body").inner_text()
+        finally:
+            browser.close()
+    tags = _record("job_page_method_chromium", ui.runs_of_backfill(backfill_id))
+    written = {a: _written(world, a, t0) for a in PER_CELL}
+    context = f"backfill page: {' / '.join(line for line in text.splitlines() if 'partition' in line.lower())}; " \
+              f"GraphQL {shown['status']} {shown['numPartitions']}; run tags {tags}"
+    assert shown["isAssetBackfill"] is False and shown["numPartitions"] == len(selected), context
+    assert f"{len(selected)} partitions" in text, context
+    assert written == {a: selected for a in PER_CELL}, f"written {written}; {context}"
 
 
 @pytest.mark.xfail(strict=False, reason="issue 19: automation re-runs partitions nobody asked for after a CLI run "
