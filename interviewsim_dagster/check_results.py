@@ -35,5 +35,27 @@ def per_partition(
             asset_key=check_key.asset_key, check_name=check_key.name, passed=not bad,
             metadata={**(result.metadata or {}), "partition_passed": not bad}, severity=result.severity,
             description=result.description, blocking=blocking, partition=str(key),
+            target_materialization_data=_target(context, check_key.asset_key, str(key)),
         )
     yield dg.Output(None, output_name="result")
+
+
+def _target(context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey, partition: str):
+    """The partition's latest materialisation, which the verdict is about: the UI counts a verdict as
+    current only when it names that materialisation (else the partition shows no status at all).
+
+    ``AssetCheckEvaluationTargetMaterializationData`` is the type of ``AssetCheckEvaluation``'s public
+    ``target_materialization_data`` argument but is not exported by ``dagster``; Dagster's own
+    ``AssetCheckResult`` builds the same pointer for a single-partition run. One query per partition.
+    """
+    from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+        AssetCheckEvaluationTargetMaterializationData,
+    )
+
+    records = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition]), limit=1).records
+    if not records:
+        return None
+    r = records[0]
+    return AssetCheckEvaluationTargetMaterializationData(storage_id=r.storage_id, run_id=r.run_id,
+                                                          timestamp=r.timestamp)
