@@ -5,9 +5,10 @@ when unset, created with the repo's ``dagster.yaml``), so headless runs appear i
 Settings come from ``EvalConfig.load``: config file (``--config`` or ``INTERVIEWSIM_CONFIG``) <
 ``INTERVIEWSIM_*`` environment variables < flags. The definitions are built from that config in
 this process (``build_definitions``); the UI's code location builds its own from the environment it
-is started in. So that both show the same graph (methods, judges, hence code versions), ``run`` and
-``demo`` save their effective config to ``$DAGSTER_HOME/interviewsim_last_run.yaml`` and ``ui``
-points ``INTERVIEWSIM_CONFIG`` at it unless the user set that variable.
+is started in. ``ui`` loads one named file (``INTERVIEWSIM_CONFIG`` when set, else
+``$DAGSTER_HOME/interviewsim.yaml``); ``run`` and ``demo`` record their effective config in
+``$DAGSTER_HOME/interviewsim_last_run.yaml`` and write the UI's file only on the first run of an
+instance or with ``--save-ui-config`` (``pipeline/config_files.py`` says why).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-import re
 import shutil
 import sys
 import time
@@ -25,13 +25,11 @@ from typing import Any, Optional
 
 import typer
 
+from interviewsim_core.pipeline.config_files import LAST_RUN_CONFIG, UI_CONFIG
+
 from . import outcome
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-LAST_RUN_CONFIG = "interviewsim_last_run.yaml"
-"""Under ``DAGSTER_HOME``: the config of the latest ``run``/``demo``, which ``ui`` loads by default."""
-
-_SECRET_PARAM = re.compile(r"(^|_)(api_?key|key|secret|password|token|authorization)$", re.IGNORECASE)
 
 
 def ensure_dagster_home() -> Path:
@@ -65,33 +63,36 @@ def _config(overrides: dict[str, Any], config_file: Optional[Path]):
         _fail(str(exc))
 
 
-def save_last_run_config(cfg, home: Path) -> Path:
-    """Write ``cfg`` as YAML to ``<home>/interviewsim_last_run.yaml`` atomically; returns the path.
+def save_last_run_config(cfg, home: Path, save_ui_config: bool = False) -> Path:
+    """Record ``cfg`` in ``<home>/interviewsim_last_run.yaml``; make it the UI's config only when asked.
 
-    Safe to keep on disk: a ``ModelConfig`` names the environment variable of its key
-    (``api_key_env``), never the key; ``extra_params`` entries named like credentials are dropped
-    too, in case someone passed one there (such a judge then shows a different code version in the
-    UI than in the run: the price of never writing a key to disk; keys belong in ``api_key_env``).
+    The UI loads ``<home>/interviewsim.yaml`` (``ui_config.UI_CONFIG``): this writes that file when
+    it does not exist yet (the first run on an instance gives the UI its config) or when
+    ``save_ui_config`` is true (``interviewsim run --save-ui-config``), never otherwise, so a run
+    with other flags does not change the UI's definitions at its next reload; the UI compares the
+    record with its own config and says so when they differ (``ui_config.last_run_note``). Both
+    files are written atomically, in ``ui_config.saved_form`` (no credentials). Returns the record's path.
     """
     import yaml
 
-    from interviewsim_core.llm.secrets import redact_config
+    from interviewsim_core.pipeline.config_files import saved_form
 
-    data = redact_config(cfg.model_dump(mode="json"))  # credentials in api_base URLs too
-    for role in ("generator", "builder", "premise_judge"):
-        data[role] = _without_secrets(data[role])
-    data["judges"] = [_without_secrets(j) for j in data["judges"]]
-    path = home / LAST_RUN_CONFIG
+    text = yaml.safe_dump(saved_form(cfg), sort_keys=False)
+    record = _write_atomic(home / LAST_RUN_CONFIG, "# Written by every `interviewsim run` (or demo): the config it used. "
+                           "`interviewsim ui` does not load it; it shows a note when it differs from the UI's.\n" + text)
+    ui_config = home / UI_CONFIG
+    if save_ui_config or not ui_config.exists():
+        _write_atomic(ui_config, "# The config `interviewsim ui` loads (unless INTERVIEWSIM_CONFIG is set). Written by the "
+                      "first `interviewsim run` on this instance or by `interviewsim run --save-ui-config`; edit it freely.\n"
+                      + text)
+    return record
+
+
+def _write_atomic(path: Path, text: str) -> Path:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text("# Written by `interviewsim run` (or demo); `interviewsim ui` loads it unless INTERVIEWSIM_CONFIG is set.\n"
-                   + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
     return path
-
-
-def _without_secrets(model: dict) -> dict:
-    extra = {k: v for k, v in (model.get("extra_params") or {}).items() if not _SECRET_PARAM.search(str(k))}
-    return {**model, "extra_params": extra}
 
 
 def _split(value: Optional[str]) -> Optional[list[str]]:
@@ -180,7 +181,7 @@ def _check_human_labels(cfg) -> None:
 
 
 def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool = False,
-                 budget: Budget | None = None) -> int:
+                 budget: Budget | None = None, save_ui_config: bool = False) -> int:
     import dagster as dg
 
     from interviewsim_core.errors import ConfigError
@@ -196,7 +197,8 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
     _check_human_labels(cfg)
     home = ensure_dagster_home()
     defs = build_definitions(cfg)
-    typer.echo(f"config saved for `interviewsim ui`: {save_last_run_config(cfg, home)}")
+    typer.echo(f"config of this run: {save_last_run_config(cfg, home, save_ui_config)} "
+               f"(`interviewsim ui` loads {home / UI_CONFIG}{', now this one' if save_ui_config else ''})")
     with dg.DagsterInstance.get() as instance:
         typer.echo(f"Dagster instance: {home}")
         typer.echo(f"corpus: {cfg.corpus}")
@@ -352,6 +354,7 @@ def run(
     assets: Optional[str] = typer.Option(None, "--assets", help="Asset name(s), comma-separated, or a Dagster selection (e.g. 'content_similarity+')."),
     verbose: bool = typer.Option(False, "--verbose", help="Also print Dagster's own step log."),
     force: bool = typer.Option(False, "--force", help="Re-run partitions that are up to date (current code, unchanged inputs)."),
+    save_ui_config: bool = typer.Option(False, "--save-ui-config", help="Also make this run's config the one `interviewsim ui` loads ($DAGSTER_HOME/interviewsim.yaml)."),
 ) -> None:
     """Materialise the evaluation graph headless on the project's Dagster instance (runs show in the UI).
 
@@ -364,7 +367,7 @@ def run(
     total above --max-cost needs a confirmation (or --yes).
     """
     raise typer.Exit(_materialise(selection.cfg, selection.personalities, selection.methods, assets, verbose,
-                                  force=force, budget=Budget(yes=yes)))
+                                  force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config))
 
 
 @with_run_options

@@ -15,16 +15,23 @@ made absolute against the user's folder first, so they mean what they meant.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
+import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import typer
 
-from .run_cmds import LAST_RUN_CONFIG, REPO_ROOT, ensure_dagster_home
+from interviewsim_core.pipeline.config_files import LAST_RUN_CONFIG, UI_CONFIG
+
+from .run_cmds import REPO_ROOT, ensure_dagster_home
 
 GRACE_S = 7.0
 """How long ``dagster dev`` gets to stop its services before its process group is killed."""
@@ -119,29 +126,95 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+def ui_config_path(env: Mapping[str, str], home: Path) -> tuple[Path | None, str]:
+    """The one config file the UI loads, and why that one (``config_files`` says why there is one).
+
+    ``INTERVIEWSIM_CONFIG`` when set; else ``<home>/interviewsim.yaml``. An instance from before that
+    file existed has only the last run's record: it is copied once into ``interviewsim.yaml``, which
+    from then on changes only when the user edits it or asks (``interviewsim run --save-ui-config``).
+    """
+    if env.get("INTERVIEWSIM_CONFIG"):
+        return Path(env["INTERVIEWSIM_CONFIG"]), "INTERVIEWSIM_CONFIG, set by you"
+    named = home / UI_CONFIG
+    legacy = home / LAST_RUN_CONFIG
+    if not named.is_file() and legacy.is_file():
+        tmp = named.with_name(f".{named.name}.{os.getpid()}.tmp")
+        shutil.copyfile(legacy, tmp)
+        os.replace(tmp, named)
+        return named, f"copied once from {legacy.name}; `interviewsim run` no longer rewrites it"
+    if named.is_file():
+        return named, "this instance's UI config; `interviewsim run --save-ui-config` replaces it"
+    return None, "no config file yet: defaults and INTERVIEWSIM_* variables (the first `interviewsim run` writes one)"
+
+
+AUTOMATION_FLAG_MUTATION = "mutation { setAutoMaterializePaused(paused: false) }"
+"""Why ``interviewsim ui`` sends this once the webserver answers: the job and asset-group pages show
+"Auto-materialize off" from Dagster's instance-wide switch of the pre-sensor automation daemon,
+which is off until someone turns it on. With ``auto_materialize: use_sensors: true`` (dagster.yaml)
+automation runs in the project's sensor and the daemon reads that switch only to seed sensors it
+creates itself from a pre-sensor cursor (none here), so the switch decides nothing but the badge;
+the badge then agrees with the shipped sensor, which starts running. Stopping the sensor
+(Automation page) is how to stop automation; the badge does not follow that."""
+
+
+def _turn_automation_badge_on(host: str, port: int, home: Path, timeout_s: float = 600.0) -> None:
+    """Send ``AUTOMATION_FLAG_MUTATION`` once our webserver answers (a daemon thread; gives up silently).
+
+    Only to a webserver serving this ``DAGSTER_HOME`` (its ``instance.info`` names the folder): if the
+    port belongs to someone else's ``dagster dev``, its instance is left alone."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            info = _gql(host, port, "{ instance { info } }")["data"]["instance"]["info"] or ""
+            if str(home) not in info:
+                return
+            _gql(host, port, AUTOMATION_FLAG_MUTATION)
+            return
+        except (OSError, ValueError, KeyError, TypeError):
+            time.sleep(2)
+
+
+def _gql(host: str, port: int, query: str) -> dict:
+    req = urllib.request.Request(f"http://{host}:{port}/graphql", data=json.dumps({"query": query}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return json.loads(resp.read())
+
+
 def ui(
     host: str = typer.Option("127.0.0.1", "--host", "-h", help="Interface the webserver listens on."),
     port: int = typer.Option(3000, "--port", "-p", help="Webserver port."),
 ) -> None:
     """Start ``dagster dev`` (webserver + daemon) on the project's workspace and instance; Ctrl-C stops it."""
+    from interviewsim_core.errors import ConfigError
+    from interviewsim_core.pipeline.config import EvalConfig
+    from interviewsim_core.pipeline.config_files import last_run_note
+
     home = ensure_dagster_home()
-    last_run = home / LAST_RUN_CONFIG
-    if os.environ.get("INTERVIEWSIM_CONFIG"):
-        typer.echo(f"UI config: {os.environ['INTERVIEWSIM_CONFIG']} (INTERVIEWSIM_CONFIG, set by you)")
-    elif last_run.is_file():
-        os.environ["INTERVIEWSIM_CONFIG"] = str(last_run)
-        typer.echo(f"UI config: {last_run} (the last `interviewsim run`; set INTERVIEWSIM_CONFIG to override)")
-    else:
-        typer.echo("UI config: defaults and INTERVIEWSIM_* variables (no `interviewsim run` on this instance yet)")
+    config, why = ui_config_path(os.environ, home)
+    if config is not None:
+        os.environ["INTERVIEWSIM_CONFIG"] = str(config)
+    typer.echo(f"UI config: {config or '(none)'} ({why})")
+    try:
+        note = last_run_note(EvalConfig.load_resolved(), home)
+    except ConfigError:
+        note = None  # the code location reports the bad config itself, in the UI
+    if note:
+        typer.echo(note)
     workspace = REPO_ROOT / "workspace.yaml"
     target = ["-w", str(workspace)] if workspace.is_file() else ["-m", "interviewsim_dagster.definitions"]
     dagster = Path(sys.executable).with_name("dagster")
     exe = str(dagster) if dagster.exists() else "dagster"
-    args = [exe, "dev", *target, "-h", host, "-p", str(port)]
+    # INFO for the webserver and daemon (Dagster's default, said so it stays). The runs they launch echo
+    # their events through Dagster's default console logger at the instance's ``python_logs:
+    # python_log_level`` (dagster.yaml: INFO; Dagster's own default, DEBUG, was half the terminal).
+    args = [exe, "dev", *target, "-h", host, "-p", str(port), "--log-level", "info"]
     env = child_env(os.environ, Path.cwd())
     typer.echo(f"DAGSTER_HOME={home}")
     typer.echo(f"UI data root: {env.get('INTERVIEWSIM_DATA_ROOT') or 'from the config file'}")
     typer.echo(" ".join(args))
+    local = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    threading.Thread(target=_turn_automation_badge_on, args=(local, port, home), daemon=True).start()
     raise typer.Exit(supervise(args, env=env, cwd=home))
 
 

@@ -3,9 +3,10 @@
 How the definitions get their ``EvalConfig``: ``EvalConfig.load_resolved()`` reads the file named
 by ``INTERVIEWSIM_CONFIG`` and the ``INTERVIEWSIM_*`` environment variables at import time, because
 the method partitions, code versions (judge identities), pools and cron are part of the definitions
-themselves; the assets then use that same config (``factory.checked_config``). ``interviewsim run``
-builds its own definitions from its flags and saves the config for ``interviewsim ui``, so a
-``dagster dev`` started afterwards shows the same graph. Paths are made absolute once
+themselves; the assets then use that same config (``factory.checked_config``). ``interviewsim ui``
+points ``INTERVIEWSIM_CONFIG`` at one named file (``pipeline/config_files.py``); ``interviewsim run``
+builds its own definitions from its flags and records its config, and when that differs from the
+UI's, the automation sensor's description says so (the UI keeps running its own). Paths are made absolute once
 (``EvalConfig.resolved``), so runs launched from the UI and from the CLI write to the same place.
 
 The assets themselves come from core's step table through one factory (``factory.py``).
@@ -16,6 +17,7 @@ from __future__ import annotations
 import dagster as dg
 
 from interviewsim_core.pipeline.config import EvalConfig, check_retrieval_embedder
+from interviewsim_core.pipeline.config_files import last_run_note
 from interviewsim_core.pipeline.steps import steps_for
 
 from .assets_support import CONFIG, CORPUS, LLM
@@ -56,6 +58,7 @@ def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = 
     fails to load with the message naming the embedder option instead of serving a misconfigured run.
     """
     check_retrieval_embedder(cfg)
+    note = last_run_note(cfg)  # a CLI run with another config: said on the Automation page, not applied
     assets = build_step_assets(cfg)
     targets = {k.path[-1]: AssetTarget(k, a.specs_by_key[k].partitions_def) for a in assets for k in a.keys}
     checks = [
@@ -78,10 +81,12 @@ def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = 
                 target=dg.AssetSelection.all(),
                 default_status=dg.DefaultSensorStatus.RUNNING,
                 minimum_interval_seconds=cfg.automation_interval_s,
-                description="Evaluates every asset's automation condition: new personalities, judge changes.",
+                description="Evaluates every asset's automation condition: new personalities, judge changes."
+                + (f" NOTE: {note}" if note else ""),
             ),
         ],
         resources=build_resources(cfg),
+        metadata={"last_cli_run_config": note} if note else None,
         executor=executor or EXECUTOR,  # the cluster location passes the Celery executor
     )
 

@@ -3,12 +3,19 @@
 One function per step that has more to say, ``(config, cell, inputs, output) -> metadata``, called
 by the factory for every partition it materialises: the premise judge's headline numbers, which
 methods a per-personality summary covers, the leaderboard's report tables, the report's sections.
+
+Why the leaderboard and the paired tests are ``MetadataValue.table`` values and not only markdown:
+the asset page renders a table value inline, sortable, with typed columns, while a markdown value
+sits behind a "[Show Markdown]" click. Every row of the leaderboard's headline view is there (one
+row per method, judge and metric), with its coverage as "valid / expected cells" so a gap shows
+where it is, not only as the minimum over a method's metrics.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -66,19 +73,87 @@ def _personality_scores(cfg: EvalConfig, cell: Cell, inputs: dict, df: pd.DataFr
             "methods_missing": [m for m in cfg.methods if m not in got]}
 
 
+MCQ_JUDGE = "n/a (MCQ: judge-independent)"
+"""The judge cell of an MCQ row: MCQ accuracy and reward are scored against the answer key, no judge."""
+
+
+def _judge(value: object) -> str:
+    return value if isinstance(value, str) and value else MCQ_JUDGE
+
+
+def _float(value: object) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def leaderboard_table(board: pd.DataFrame) -> dg.TableMetadataValue:
+    """Every row of the leaderboard's headline (``common``) view, as the asset page shows it inline."""
+    from interviewsim_core.report.leaderboard import view_rows
+
+    records = [dg.TableRecord({
+        "method": r.method, "judge": _judge(r.judge), "metric": r.metric,
+        "value": _float(r.value), "ci_low": _float(r.ci_low), "ci_high": _float(r.ci_high),
+        "coverage": f"{r.cells_valid}/{r.cells_expected} ({r.coverage * 100:.0f}%)" if r.cells_expected
+        else "no cells expected",
+        "below_threshold": bool(r.below_coverage), "n_personalities": int(r.n_personalities), "best": bool(r.best),
+        "empty_reason": r.empty_reason if isinstance(r.empty_reason, str) else "",
+    }) for r in view_rows(board, "common").itertuples()]
+    return dg.MetadataValue.table(records, schema=dg.TableSchema(columns=[
+        dg.TableColumn("method", "string"), dg.TableColumn("judge", "string"), dg.TableColumn("metric", "string"),
+        dg.TableColumn("value", "float", description="macro average over personalities, common question set"),
+        dg.TableColumn("ci_low", "float"), dg.TableColumn("ci_high", "float",
+                                                          description="95% bootstrap interval over personalities"),
+        dg.TableColumn("coverage", "string", description="cells with a valid value / cells expected"),
+        dg.TableColumn("below_threshold", "bool", description="under coverage_threshold: flagged, never best"),
+        dg.TableColumn("n_personalities", "int"), dg.TableColumn("best", "bool", description="best per judge and metric"),
+        dg.TableColumn("empty_reason", "string", description="why the value is empty, when it is"),
+    ]))
+
+
+def paired_tests_table(tests: pd.DataFrame) -> dg.TableMetadataValue:
+    """Every paired test between methods (not only p < 0.05), MCQ rows labelled judge-independent."""
+    records = [dg.TableRecord({
+        "method_a": r.method_a, "method_b": r.method_b, "judge": _judge(r.judge), "metric": r.metric,
+        "a_minus_b": _float(r.mean_difference), "p_value": _float(r.p_value), "n_personalities": int(r.n),
+        "better": r.better if isinstance(r.better, str) else "",
+    }) for r in tests.itertuples()]
+    return dg.MetadataValue.table(records, schema=dg.TableSchema(columns=[
+        dg.TableColumn("method_a", "string"), dg.TableColumn("method_b", "string"), dg.TableColumn("judge", "string"),
+        dg.TableColumn("metric", "string"), dg.TableColumn("a_minus_b", "float"), dg.TableColumn("p_value", "float"),
+        dg.TableColumn("n_personalities", "int"),
+        dg.TableColumn("better", "string", description="a or b when the difference favours one, else empty"),
+    ]))
+
+
 def _leaderboard(cfg: EvalConfig, cell: Cell, inputs: dict, df: pd.DataFrame) -> dict[str, object]:
-    """The report's own tables (best per judge marked, CIs, significant paired tests), from the scores in memory."""
+    """The leaderboard inline (every row), the paired tests, and the report's own markdown Table 1."""
     from interviewsim_core.pipeline.tables import concat_table
     from interviewsim_core.report import build_report, leaderboard_markdown
 
     scores = concat_table("method_scores", inputs["method_scores"].values())
-    tables_md = leaderboard_markdown(build_report(tables={"method_scores": scores}, seed=cfg.seed,
-                                                  coverage_threshold=cfg.coverage_threshold))
-    return {"partitions_read": len(inputs["method_scores"]), "report_tables": dg.MetadataValue.md(tables_md)}
+    data = build_report(tables={"method_scores": scores}, seed=cfg.seed, coverage_threshold=cfg.coverage_threshold)
+    meta: dict[str, object] = {"partitions_read": len(inputs["method_scores"])}
+    board = data.section("leaderboard")
+    if board.status == "ok":
+        meta["leaderboard"] = leaderboard_table(board.tables["leaderboard"])
+    tests = data.section("paired_tests")
+    if tests.status == "ok":
+        meta["paired_tests"] = paired_tests_table(tests.tables["paired_tests"])
+    meta["report_tables"] = dg.MetadataValue.md(leaderboard_markdown(data))
+    return meta
+
+
+REPORT_VIEW_URL_KEY = "report_view"
+"""Metadata key reserved for a link to the report served by ``interviewsim view`` (the explorer
+package): when that command can give a stable URL for a data root, the report asset adds it here,
+beside ``report_url``. Nothing writes it yet."""
 
 
 def report_metadata(data, paths) -> dict[str, object]:
-    """What the UI shows for a report: where it is, which sections ran (and why not), the leaderboard."""
+    """What the UI shows for a report: a link to open it, where it is, which sections ran (and why not), the leaderboard.
+
+    ``report_url`` is a ``file://`` URL: the asset page renders a url value as a link (a path value
+    is copy-only text); a browser opens it when the UI runs on the machine holding the data root.
+    """
     from interviewsim_core.report import leaderboard_markdown
 
     sections = data.sections.values()
@@ -87,6 +162,7 @@ def report_metadata(data, paths) -> dict[str, object]:
         note = s.note.replace("|", "\\|") if s.status != "ok" else ""
         rows.append(f"| {s.title} | {s.status} | {note} |")
     return {
+        "report_url": dg.MetadataValue.url(Path(paths.html).resolve().as_uri()),
         "html": dg.MetadataValue.path(str(paths.html)),
         "json": dg.MetadataValue.path(str(paths.json)),
         "sections_ok": sum(1 for s in sections if s.status == "ok"),

@@ -410,7 +410,8 @@ def leaderboard_markdown(report_data: ReportData, with_ci: bool = True) -> str:
             parts.append("\n**Paired tests with p < 0.05**\n")
             parts.append("| a | b | judge | metric | a - b | p |\n|---|---|---|---|---|---|")
             for r in sig.itertuples():
-                judge = leaderboard.md_text(r.judge) if r.judge else "n/a (MCQ)"
+                # MCQ rows carry no judge (NaN in the frame, which is truthy): they are judge-independent.
+                judge = leaderboard.md_text(r.judge) if isinstance(r.judge, str) and r.judge else "n/a (MCQ: judge-independent)"
                 parts.append(f"| {leaderboard.md_text(r.method_a)} | {leaderboard.md_text(r.method_b)} | {judge} | "
                              f"{r.metric} | "
                              f"{r.mean_difference:+.4f} | {r.p_value:.4f} |")

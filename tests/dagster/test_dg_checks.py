@@ -120,3 +120,23 @@ def test_profile_check_warns_about_a_blank_long_profile(tiny_corpus, tmp_path):
     failed = [c for o in outcomes for c in o.checks_failed]
     assert all(o.success for o in outcomes)  # a warning, not a failed run
     assert failed == ["generations:profile_context_present"]
+
+
+def test_a_range_run_records_each_partitions_check_verdict(cfg):
+    """A run over several partitions records one evaluation per partition (and check): a single
+    run-wide result would leave every planned partition "Skipped" in the UI's checks sidebar."""
+    defs = build_definitions(cfg)
+    instance = dg.DagsterInstance.ephemeral()
+    launch.register_personalities(instance, str(cfg.corpus))
+    specs = launch.plan_runs(defs, instance, cfg.methods, selection="heldout_split,generations")
+    outcomes = launch.execute(defs, instance, specs, progress=lambda _m: None)
+    assert all(o.success for o in outcomes)
+    checks = [dg.AssetCheckKey(dg.AssetKey("generations"), n) for n in (
+        "no_heldout_text_in_generation_prompts", "one_generation_per_heldout_question", "profile_context_present",
+        "invalid_output_rate_under_threshold")]
+    infos = instance.event_log_storage.get_asset_check_partition_info(checks)
+    cells = {f"simple|{p}" for p in ("TINY_ALDER", "TINY_BRISK")}
+    by_check = {c: {i.partition_key: (i.latest_execution_status.value, i.is_current) for i in infos if i.check_key == c}
+                for c in checks}
+    # is_current: the verdict names the partition's latest materialisation (else the UI shows no status)
+    assert by_check == {c: {k: ("SUCCEEDED", True) for k in cells} for c in checks}

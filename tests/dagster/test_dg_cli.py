@@ -58,7 +58,7 @@ def test_ui_uses_the_config_of_the_last_run(tiny_corpus, tmp_path, monkeypatch):
     import yaml
 
     from interviewsim_cli import app
-    from interviewsim_cli.run_cmds import LAST_RUN_CONFIG
+    from interviewsim_cli.run_cmds import LAST_RUN_CONFIG, UI_CONFIG
     from interviewsim_core.pipeline.config import EvalConfig
     from interviewsim_dagster.definitions import build_definitions
 
@@ -79,7 +79,8 @@ def test_ui_uses_the_config_of_the_last_run(tiny_corpus, tmp_path, monkeypatch):
     assert yaml.safe_load(text)["judges"][0]["api_key_env"] == "JUDGE_X_KEY"  # the variable's name only
 
     seen = _ui(monkeypatch)
-    assert seen["config"] == str(saved) and str(saved) in seen["output"]
+    ui_config = home / UI_CONFIG  # the first run on an instance gives the UI its config
+    assert seen["config"] == str(ui_config) and str(ui_config) in seen["output"]
     assert seen["args"][1] == "dev"
     ui_cfg = EvalConfig.load_resolved(env={"INTERVIEWSIM_CONFIG": seen["config"]})
     assert ui_cfg.methods == ("simple", "wiki") and [j.name for j in ui_cfg.judges] == ["judge-x"]
@@ -96,7 +97,7 @@ def test_ui_uses_the_config_of_the_last_run(tiny_corpus, tmp_path, monkeypatch):
 def test_saved_config_drops_a_credential_put_in_extra_params(tmp_path):
     import yaml
 
-    from interviewsim_cli.run_cmds import save_last_run_config
+    from interviewsim_cli.run_cmds import UI_CONFIG, save_last_run_config
     from interviewsim_core.llm.types import ModelConfig
     from interviewsim_core.pipeline.config import EvalConfig
 
@@ -107,7 +108,9 @@ def test_saved_config_drops_a_credential_put_in_extra_params(tmp_path):
     assert "sk-do-not-store" not in text and "x_secret" not in text
     data = yaml.safe_load(text)
     assert data["judges"][0]["extra_params"] == data["generator"]["extra_params"] == {"max_tokens": 5, "top_k": 3}
-    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temp file left behind
+    # The record and the UI's config (the first run writes it), both redacted; no temp file left behind.
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, UI_CONFIG])
+    assert "sk-do-not-store" not in (tmp_path / UI_CONFIG).read_text()
     assert EvalConfig.load(config_file=path).judges[0].api_key_env == "OPENAI_API_KEY"
 
 
@@ -128,7 +131,65 @@ def test_ui_without_a_previous_run_says_it_uses_the_environment(tmp_path, monkey
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("INTERVIEWSIM_CONFIG", raising=False)
     seen = _ui(monkeypatch)
-    assert seen["config"] is None and "no `interviewsim run`" in seen["output"]
+    assert seen["config"] is None and "no config file yet" in seen["output"]
+
+
+def test_a_cli_run_does_not_rewrite_the_ui_config_unless_asked(tiny_corpus, tmp_path, monkeypatch):
+    """The UI's file is written by the first run only; a later run with other flags is recorded and
+    reported (terminal and the automation sensor's description), not loaded; --save-ui-config loads it."""
+    import yaml
+
+    from interviewsim_cli import app
+    from interviewsim_cli.run_cmds import LAST_RUN_CONFIG, UI_CONFIG
+    from interviewsim_core.pipeline.config import EvalConfig
+    from interviewsim_dagster.definitions import AUTOMATION_SENSOR, build_definitions
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.delenv("INTERVIEWSIM_CONFIG", raising=False)
+    base = ["run", "--corpus", str(tiny_corpus), "--data-root", str(tmp_path / "data"),
+            "--personalities", "TINY_ALDER", "--assets", "heldout_split"]
+    one, two = tmp_path / "one.yaml", tmp_path / "two.yaml"
+    one.write_text("methods: [simple]\n")
+    two.write_text("methods: [chrono-100]\n")
+
+    def methods(path):
+        return yaml.safe_load(path.read_text())["methods"]
+
+    assert CliRunner().invoke(app, [*base, "--config", str(one)]).exit_code == 0
+    assert methods(home / UI_CONFIG) == methods(home / LAST_RUN_CONFIG) == ["simple"]
+    assert _ui(monkeypatch)["config"] == str(home / UI_CONFIG)
+
+    result = CliRunner().invoke(app, [*base, "--config", str(two)])
+    assert result.exit_code == 0, result.output
+    assert methods(home / UI_CONFIG) == ["simple"] and methods(home / LAST_RUN_CONFIG) == ["chrono-100"]
+    seen = _ui(monkeypatch)
+    assert seen["config"] == str(home / UI_CONFIG)
+    assert "The last `interviewsim run` used another configuration" in seen["output"] and "methods" in seen["output"]
+    ui_cfg = EvalConfig.load_resolved(env={"INTERVIEWSIM_CONFIG": seen["config"]})
+    sensor = build_definitions(ui_cfg).resolve_sensor_def(AUTOMATION_SENSOR)
+    assert "differs in: methods" in sensor.description
+
+    result = CliRunner().invoke(app, [*base, "--config", str(two), "--save-ui-config"])
+    assert result.exit_code == 0, result.output
+    assert methods(home / UI_CONFIG) == ["chrono-100"]
+    seen = _ui(monkeypatch)
+    assert "another configuration" not in seen["output"]
+    assert not build_definitions(EvalConfig.load_resolved(env={"INTERVIEWSIM_CONFIG": seen["config"]})
+                                 ).resolve_sensor_def(AUTOMATION_SENSOR).description.count("NOTE")
+
+
+def test_an_instance_from_before_keeps_its_last_run_config_as_the_ui_config(tmp_path, monkeypatch):
+    from interviewsim_cli.run_cmds import LAST_RUN_CONFIG, UI_CONFIG
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / LAST_RUN_CONFIG).write_text("seed: 3\n")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.delenv("INTERVIEWSIM_CONFIG", raising=False)
+    seen = _ui(monkeypatch)
+    assert seen["config"] == str(home / UI_CONFIG) and "copied once" in seen["output"]
+    assert (home / UI_CONFIG).read_text() == "seed: 3\n"
 
 
 def test_ui_starts_dagster_in_the_instance_folder_with_user_paths_kept(tmp_path, monkeypatch):

@@ -23,8 +23,14 @@ def test_every_run_succeeds_with_checks_passing(full_run):
                                               "personality_summary_assets", "global_assets"]
     assert all(o.success for o in outcomes)
     assert all(not o.checks_failed for o in outcomes)
-    # 10 invalid-rate checks + the 3 generation checks + the MCQ leak and MCQ-answered checks ran and passed.
-    assert sum(o.checks_passed for o in outcomes) == 15
+    # 10 invalid-rate checks + the 3 generation checks + the MCQ leak and MCQ-answered checks ran and passed,
+    # each recorded once per partition of its asset (the UI shows every partition's verdict).
+    graph, instance = full_run["defs"].resolve_asset_graph(), full_run["instance"]
+    checks = list(graph.asset_check_keys)
+    assert len(checks) == 15
+    per_partition = [len(pd_.get_partition_keys(dynamic_partitions_store=instance)) if (pd_ := graph.get(
+        c.asset_key).partitions_def) else 1 for c in checks]
+    assert sum(o.checks_passed for o in outcomes) == sum(per_partition)
 
 
 def test_every_asset_partition_is_a_parquet_file_with_its_schema(full_run):
@@ -70,6 +76,9 @@ def test_materialisations_carry_metadata(full_run):
                  "completion_tokens", "cost_usd", "mean_score", "preview", "step_calls_made", "partitions_written"):
         assert name in meta, name
     assert meta["rows"].value > 0
-    assert "|" in meta["preview"].value  # a markdown table
+    preview = meta["preview"]  # a table value, shown inline on the asset page, every row of a small partition
+    assert isinstance(preview, dg.TableMetadataValue)
+    assert len(preview.records) == meta["rows"].value and meta["preview_rows"].value == f"{len(preview.records)} of {len(preview.records)}"
+    assert "qa_id" in {c.name for c in preview.schema.columns}
     board = instance.fetch_materializations(dg.AssetKey("leaderboard"), limit=1).records[0]
     assert board.asset_materialization.metadata["partitions_read"].value == len(PEOPLE) * 3

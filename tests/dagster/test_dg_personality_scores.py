@@ -58,7 +58,8 @@ def test_reads_the_methods_that_exist_and_lists_the_missing_ones(partial):
         meta = _latest(instance, "personality_scores", pid).metadata
         assert meta["methods_present"].value == [RUN]
         assert meta["methods_missing"].value == [NOT_RUN]
-        assert "cs_mean" in meta["preview"].value and meta["rows"].value == len(df)
+        assert "cs_mean" in {c.name for c in meta["preview"].schema.columns} and meta["rows"].value == len(df)
+        assert [r.data["cs_mean"] for r in meta["preview"].records] == df["cs_mean"].tolist()
 
 
 def _judge_changed(cfg):

@@ -97,6 +97,64 @@ def test_leaderboard_metadata_carries_the_report_tables(small_run):
     assert "| Leaderboard" in report_meta["section_status"].value
 
 
+def test_leaderboard_is_inline_as_a_table_with_every_row(small_run):
+    """Every (method, judge, metric) row of the headline view, typed; MCQ says judge-independent, never nan."""
+    from interviewsim_dagster.presenters import MCQ_JUDGE
+
+    cfg = small_run["cfg"]
+    meta = _latest(small_run["instance"], "leaderboard")
+    table = meta["leaderboard"]
+    assert isinstance(table, dg.TableMetadataValue)
+    assert [c.name for c in table.schema.columns] == ["method", "judge", "metric", "value", "ci_low", "ci_high",
+                                                      "coverage", "below_threshold", "n_personalities", "best",
+                                                      "empty_reason"]
+    board = pd.read_parquet(cfg.data_root / "leaderboard.parquet")
+    common = board[board["view"] == "common"]
+    assert len(table.records) == len(common)
+    rows = {(r.data["method"], r.data["judge"], r.data["metric"]): r.data for r in table.records}
+    for r in common.itertuples():
+        got = rows[(r.method, r.judge if isinstance(r.judge, str) else MCQ_JUDGE, r.metric)]
+        assert got["value"] == pytest.approx(r.value) and got["best"] == bool(r.best)
+        assert got["coverage"] == f"{r.cells_valid}/{r.cells_expected} ({r.coverage * 100:.0f}%)"
+        assert got["n_personalities"] == r.n_personalities
+    assert {r.data["judge"] for r in table.records if r.data["metric"].startswith("mcq")} == {MCQ_JUDGE}
+    tests = meta["paired_tests"]
+    assert isinstance(tests, dg.TableMetadataValue) and tests.records
+    assert MCQ_JUDGE in {r.data["judge"] for r in tests.records}
+    assert not [r for r in tests.records if r.data["judge"] in ("nan", "", None)]
+    assert "| nan |" not in meta["report_tables"].value
+
+
+def test_report_is_a_link(small_run):
+    meta = _latest(small_run["instance"], "report")
+    url = meta["report_url"]
+    assert isinstance(url, dg.UrlMetadataValue)
+    assert url.value == report_paths(small_run["cfg"].data_root).html.resolve().as_uri()
+
+
+def test_coverage_shows_the_cells_that_are_missing(small_run):
+    """Every coverage cell of a complete run reads 100% because every cell was valid; a lost answer shows."""
+    from interviewsim_dagster.presenters import leaderboard_table
+    from interviewsim_core.pipeline.tables import concat_table
+    from interviewsim_core.report import build_report
+
+    cfg = small_run["cfg"]
+    scores = concat_table("method_scores", [read_frame(partition_path(cfg.data_root, "method_scores", p, m))
+                                            for p in PEOPLE for m in cfg.methods])
+    simple = scores["method"] == "simple"
+    expected = int(sum(len(c) for c in scores.loc[simple, "cs_cells"]))
+    i = scores.index[simple & (scores["personality_id"] == PEOPLE[0])][0]
+    lost = len(scores.at[i, "cs_cells"]) - 1  # all but one answer of one personality lost
+    scores.at[i, "cs_cells"], scores.at[i, "cs_mean_items"] = scores.at[i, "cs_cells"][:1], scores.at[i, "cs_mean_items"][:1]
+    board = build_report(tables={"method_scores": scores}, seed=0).section("leaderboard").tables["leaderboard"]
+    rows = {(r.data["method"], r.data["metric"]): r.data for r in leaderboard_table(board).records}
+    valid = expected - lost
+    assert rows[("simple", "cs_mean")]["coverage"] == f"{valid}/{expected} ({valid / expected * 100:.0f}%)"
+    assert rows[("simple", "cs_mean")]["below_threshold"] is True
+    assert rows[("chrono-100", "cs_mean")]["coverage"] == f"{expected}/{expected} (100%)"
+    assert rows[("simple", "mcq3_accuracy")]["coverage"].endswith("(100%)")  # only the lost metric shows it
+
+
 def test_premise_partitions_show_the_attribution_split_first(small_run):
     meta = _latest(small_run["instance"], "premise_verdicts", PEOPLE[0])
     names = list(meta)  # the IO manager's own entries (path, partitions_written) come first, then the asset's

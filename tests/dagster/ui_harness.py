@@ -218,6 +218,39 @@ class DagsterUI:
         assert data["__typename"] == "LaunchBackfillSuccess", data
         return data["backfillId"]
 
+    def launch_backfill_params(self, params: dict) -> str:
+        """``launchPartitionBackfill`` with ``params`` exactly as a page sends them; returns the backfill id."""
+        data = self.gql(
+            """mutation($p: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $p) {
+                __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message }
+                ... on InvalidSubsetError { message } } }""", {"p": params})["launchPartitionBackfill"]
+        assert data["__typename"] == "LaunchBackfillSuccess", data
+        return data["backfillId"]
+
+    def job_page_backfill_params(self, job: str, partitions: Iterable[str]) -> dict:
+        """What the job page's "Materialize all" dialog sends for a backfill (Dagster's
+        ``LaunchAssetChoosePartitionsDialog``, job target): the job's assets, the partition names
+        and the job's partition set, which makes it a job backfill rather than an asset backfill."""
+        assets = self.gql("query($s: PipelineSelector!) { assetNodes(pipeline: $s) { assetKey { path } } }",
+                          {"s": {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY,
+                                 "pipelineName": job}})["assetNodes"]
+        return {"tags": [], "assetSelection": [a["assetKey"] for a in assets], "partitionNames": list(partitions),
+                "fromFailure": False,
+                "selector": {"partitionSetName": f"{job}_partition_set",
+                             "repositorySelector": {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY}}}
+
+    def backfill(self, backfill_id: str) -> dict:
+        """What the backfill page shows: status, partitions selected and their counts, asset or job backfill."""
+        return self.gql('query($id: String!) { partitionBackfillOrError(backfillId: $id) { ... on PartitionBackfill { '
+                        'status numPartitions isAssetBackfill partitionNames '
+                        'assetBackfillData { assetBackfillStatuses { __typename '
+                        '... on AssetPartitionsStatusCounts { assetKey { path } numPartitionsTargeted '
+                        'numPartitionsMaterialized numPartitionsFailed } } } } } }',
+                        {"id": backfill_id})["partitionBackfillOrError"]
+
+    def runs_of_backfill(self, backfill_id: str) -> list[dict]:
+        return [r for r in self.runs() if r["tags"].get("dagster/backfill") == backfill_id]
+
     def launch_backfill_by_asset(self, partition_by_asset: dict[str, str]) -> str:
         """One backfill of several assets, each with its own partition (assets of different partitionings)."""
         data = self.gql(

@@ -11,6 +11,7 @@ import pandas as pd
 from interviewsim_core.pipeline.config import EvalConfig
 
 from ...assets_support import AssetTarget
+from ...check_results import per_partition
 from ...factory import checked_config
 
 INVALID_RATE = "invalid_output_rate_under_threshold"
@@ -38,7 +39,7 @@ def build_invalid_rate_check(asset: AssetTarget, cfg: EvalConfig) -> dg.AssetChe
         description=f"Share of invalid or failed model outputs in {name} is at most the configured threshold.",
         required_resource_keys={"eval_config"},
     )
-    def _check(context: dg.AssetCheckExecutionContext, frames) -> dg.AssetCheckResult:
+    def _check(context: dg.AssetCheckExecutionContext, frames):
         threshold = checked_config(context, cfg).invalid_rate_threshold
         if isinstance(frames, pd.DataFrame):  # an unpartitioned asset (user_premise_verdicts) loads one table
             frames = {name: frames}
@@ -50,11 +51,11 @@ def build_invalid_rate_check(asset: AssetTarget, cfg: EvalConfig) -> dg.AssetChe
             calls_total += total
             if total and bad / total > threshold:
                 over[str(key)] = round(bad / total, 4)
-        return dg.AssetCheckResult(
+        yield from per_partition(context, dg.AssetCheckResult(
             passed=not over,
             metadata={"invalid_or_failed": bad_total, "model_outputs": calls_total,
                       "rate": bad_total / calls_total if calls_total else 0.0, "threshold": threshold,
                       "partitions_over_threshold": dg.MetadataValue.json(over)},
-        )
+        ), over)
 
     return _check

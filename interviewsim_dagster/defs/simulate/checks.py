@@ -15,6 +15,7 @@ from interviewsim_core.pipeline.steps import BY_NAME
 from interviewsim_core.pipeline.tables import empty_frame
 
 from ...assets_support import AssetTarget, cells
+from ...check_results import per_partition
 from ...factory import Partitions, cell_inputs, checked_config, plan_cells, run_cells, step_env
 from ...io_managers import ALLOW_MISSING
 from ...resources import CorpusResource
@@ -47,9 +48,10 @@ def build_checks(generations: AssetTarget, cfg: EvalConfig) -> list[dg.AssetChec
         description="No held-out response and no fact-summary sentence appears verbatim in any generation prompt.",
         required_resource_keys={"eval_config", "corpus"},
     )
-    def no_heldout_in_prompts(context: dg.AssetCheckExecutionContext, fact_summary: dict) -> dg.AssetCheckResult:
+    def no_heldout_in_prompts(context: dg.AssetCheckExecutionContext, fact_summary: dict):
         plans = replan(context, cfg, "generations", {})
-        return _leak_result(cells(context, pxm), plans, fact_summary, context.resources.corpus)
+        yield from per_partition(context, *_leak_result(cells(context, pxm), plans, fact_summary,
+                                                        context.resources.corpus), blocking=True)
 
     @dg.asset_check(
         asset=generations.key,
@@ -58,8 +60,9 @@ def build_checks(generations: AssetTarget, cfg: EvalConfig) -> list[dg.AssetChec
         description="Exactly one generation row per held-out question, no extra and none missing.",
     )
     def one_per_question(context: dg.AssetCheckExecutionContext, generations: dict,
-                         corpus: CorpusResource) -> dg.AssetCheckResult:
+                         corpus: CorpusResource):
         problems: list[dict] = []
+        failing: list[str] = []
         for key, pid, method in cells(context, pxm):
             expected = [p.qa_id for p in corpus.split(pid).test_pairs]
             got = list(generations[key]["qa_id"]) if key in generations else []
@@ -67,13 +70,14 @@ def build_checks(generations: AssetTarget, cfg: EvalConfig) -> list[dg.AssetChec
             extra = sorted(set(got) - set(expected))
             dupes = sorted({q for q in got if got.count(q) > 1})
             if missing or extra or dupes:
+                failing.append(key)
                 problems.append({"personality": pid, "method": method, "missing": missing[:10],
                                  "unexpected": extra[:10], "duplicated": dupes[:10]})
-        return dg.AssetCheckResult(
+        yield from per_partition(context, dg.AssetCheckResult(
             passed=not problems,
             metadata={"partitions_checked": len(context.partition_keys), "partitions_failing": len(problems),
                       "problems": dg.MetadataValue.json(problems[:20])},
-        )
+        ), failing)
 
     @dg.asset_check(
         asset=generations.key,
@@ -82,8 +86,8 @@ def build_checks(generations: AssetTarget, cfg: EvalConfig) -> list[dg.AssetChec
         description="Wiki/Wiki-Long had a profile to send (a blank one is warned about, not passed off as Simple); "
         "counts the rows whose long profile was cut to the paper's 10,000 characters.",
     )
-    def profile_context(context: dg.AssetCheckExecutionContext, generations: dict) -> dg.AssetCheckResult:
-        blank, truncated = [], 0
+    def profile_context(context: dg.AssetCheckExecutionContext, generations: dict):
+        blank, truncated, failing = [], 0, []
         for key, pid, method in cells(context, pxm):
             df = generations.get(key)
             if df is None or "context_state" not in df.columns:
@@ -91,12 +95,13 @@ def build_checks(generations: AssetTarget, cfg: EvalConfig) -> list[dg.AssetChec
             states = df["context_state"]
             truncated += int((states == "truncated").sum())
             if (states == "blank_profile").any():
+                failing.append(key)
                 blank.append({"personality": pid, "method": method})
-        return dg.AssetCheckResult(
+        yield from per_partition(context, dg.AssetCheckResult(
             passed=not blank, severity=dg.AssetCheckSeverity.WARN,
             metadata={"blank_profile_partitions": dg.MetadataValue.json(blank[:50]),
                       "rows_with_truncated_profile": truncated},
-        )
+        ), failing)
 
     return [no_heldout_in_prompts, one_per_question, profile_context]
 
@@ -127,9 +132,10 @@ def build_mcq_checks(mcq_answers: AssetTarget, cfg: EvalConfig) -> list[dg.Asset
         required_resource_keys={"eval_config", "corpus"},
     )
     def no_heldout_in_mcq_prompts(context: dg.AssetCheckExecutionContext, mcq_items: dict,
-                                  fact_summary: dict) -> dg.AssetCheckResult:
+                                  fact_summary: dict):
         plans = replan(context, cfg, "mcq_answers", {"mcq_items": mcq_items})
-        return _leak_result(cells(context, pxm), plans, fact_summary, context.resources.corpus, mcq_exempt)
+        yield from per_partition(context, *_leak_result(cells(context, pxm), plans, fact_summary,
+                                                        context.resources.corpus, mcq_exempt), blocking=True)
 
     @dg.asset_check(
         asset=mcq_answers.key,
@@ -142,10 +148,11 @@ def build_mcq_checks(mcq_answers: AssetTarget, cfg: EvalConfig) -> list[dg.Asset
         required_resource_keys={"eval_config", "corpus"},
     )
     def mcq_answered(context: dg.AssetCheckExecutionContext, mcq_answers: dict, mcq_items: dict,
-                     atomic_items: dict) -> dg.AssetCheckResult:
+                     atomic_items: dict):
         options = checked_config(context, cfg).mcq_options
         corpus = context.resources.corpus
         problems: list[dict] = []
+        failing: list[str] = []
         for key, pid, method in cells(context, pxm):
             items = mcq_items.get(pid)
             answers = mcq_answers.get(key)
@@ -154,12 +161,13 @@ def build_mcq_checks(mcq_answers: AssetTarget, cfg: EvalConfig) -> list[dg.Asset
                                    answers if answers is not None else empty_frame("mcq_answers"),
                                    options, atomic_items.get(pid))
             if gaps:
+                failing.append(key)
                 problems.append({"personality": pid, "method": method, "why": gaps})
-        return dg.AssetCheckResult(
+        yield from per_partition(context, dg.AssetCheckResult(
             passed=not problems,
             metadata={"partitions_checked": len(context.partition_keys), "partitions_failing": len(problems),
                       "problems": dg.MetadataValue.json(problems[:20])},
-        )
+        ), failing)
 
     return [no_heldout_in_mcq_prompts, mcq_answered]
 
@@ -169,9 +177,12 @@ def mcq_exempt(call) -> list[str]:
     return [t for item in call.row["_items"] for t in (item.question, *item.texts)]
 
 
-def _leak_result(run_cells, plans, fact_summary: dict, corpus: CorpusResource, exempt=None) -> dg.AssetCheckResult:
-    """Every planned prompt matched against its personality's held-out fragments (and fact summary)."""
+def _leak_result(run_cells, plans, fact_summary: dict, corpus: CorpusResource,
+                 exempt=None) -> tuple[dg.AssetCheckResult, set[str]]:
+    """Every planned prompt matched against its personality's held-out fragments (and fact summary);
+    the run-wide result and the partitions with a leak."""
     leaks: list[dict] = []
+    failing: set[str] = set()
     prompts = 0
     for key, pid, method in run_cells:
         fs = fact_summary.get(pid)
@@ -181,9 +192,10 @@ def _leak_result(run_cells, plans, fact_summary: dict, corpus: CorpusResource, e
             prompts += 1
             found = detector.find(list(call.request.messages), exempt(call) if exempt else ())
             if found:
+                failing.add(key)
                 leaks.append({"personality": pid, "method": method, "item": call.request.item_id,
                               "fragment": found[0][:120]})
     return dg.AssetCheckResult(
         passed=not leaks,
         metadata={"prompts_checked": prompts, "leaks": len(leaks), "first_leaks": dg.MetadataValue.json(leaks[:20])},
-    )
+    ), failing
