@@ -191,7 +191,7 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
         _fail("\n".join(unwritable), outcome.EXIT_ENVIRONMENT)
     _check_human_labels(cfg)
     home = ensure_dagster_home()
-    defs = build_definitions(cfg)
+    defs = build_definitions(cfg, run_methods=methods)
     typer.echo(f"config saved for `interviewsim ui`: {save_last_run_config(cfg, home)}")
     with dg.DagsterInstance.get() as instance:
         typer.echo(f"Dagster instance: {home}")
@@ -314,7 +314,7 @@ def _resolve_run_options(*, config: Optional[Path], methods: Optional[str], pers
     from interviewsim_core.pipeline.config import check_retrieval_embedder
 
     try:
-        check_retrieval_embedder(cfg)
+        check_retrieval_embedder(cfg, chosen_methods)  # the methods this run materialises, not every configured one
     except ConfigError as exc:
         _fail(f"error: {exc}")
     return RunSelection(cfg, _split(personalities), chosen_methods)
