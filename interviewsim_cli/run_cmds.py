@@ -338,8 +338,14 @@ def run(
     Before the first call the run is planned (``interviewsim plan``): its total is printed, and a
     total above --max-cost needs a confirmation (or --yes).
     """
-    raise typer.Exit(_materialise(selection.cfg, selection.personalities, selection.methods, assets, verbose,
-                                  force=force, budget=Budget(yes=yes)))
+    cfg = selection.cfg
+    # A disk that fills up mid-run (DAGSTER_HOME's SQLite, a Parquet write): one line naming the path, exit 3.
+    places = {"LLM cache": Path(cfg.effective_cache_path), "data root": Path(cfg.data_root),
+              "DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")}
+    with outcome.exit_on_environment_error(places, lambda line: typer.echo(line, err=True)):
+        code = _materialise(cfg, selection.personalities, selection.methods, assets, verbose,
+                            force=force, budget=Budget(yes=yes))
+    raise typer.Exit(code)
 
 
 @with_run_options

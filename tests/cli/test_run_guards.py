@@ -55,3 +55,63 @@ def test_a_selected_retrieval_method_without_an_embedder_is_still_refused(tmp_pa
     assert "memory-10" in result.output and "--embedding-model" in result.output
     assert "memory-100" not in result.output  # only what was selected
     assert not (tmp_path / "data").exists()
+
+
+# -- a full disk under DAGSTER_HOME / the data root: exit 3, one line naming the path ---------------
+
+@pytest.fixture
+def full_tmpfs(tmp_path):
+    """A 2 MB tmpfs, filled up: a real ENOSPC (CI runs as root; skipped elsewhere, with the reason)."""
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mnt = tmp_path / "full"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("mount -t tmpfs failed (no CAP_SYS_ADMIN in this container)")
+    try:
+        with open(mnt / "filler", "wb") as fh:
+            try:
+                while True:
+                    fh.write(b"\0" * 65536)
+            except OSError:
+                pass
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_a_full_dagster_home_is_one_line_naming_it_and_exit_3(tmp_path, monkeypatch, full_tmpfs):
+    home = full_tmpfs / "home"
+    corpus = _corpus(tmp_path)
+    result = _cli(["run", "--corpus", str(corpus), "--data-root", str(tmp_path / "data"), "--methods", "simple",
+                   "--assets", "heldout_split", "--generator", "offline/extractive"], home, monkeypatch)
+    assert result.exit_code == 3, result.output
+    assert "Traceback" not in result.output and "sqlalchemy" not in result.output.lower()
+    [line] = [ln for ln in result.output.splitlines() if str(home) in ln]
+    assert line.startswith("DAGSTER_HOME") and "No space left on device" in line
+
+
+def test_a_disk_full_error_mid_run_becomes_one_line_naming_the_path(tmp_path):
+    import sqlite3
+
+    from interviewsim_cli.outcome import environment_problem
+
+    home = tmp_path / "home"
+
+    class OperationalError(Exception):  # what SQLAlchemy raises around sqlite3's error
+        pass
+
+    try:
+        try:
+            raise sqlite3.OperationalError("database or disk is full")
+        except sqlite3.OperationalError as inner:
+            raise OperationalError("(sqlite3.OperationalError) database or disk is full [SQL: INSERT ...]") from inner
+    except OperationalError as exc:
+        line = environment_problem(exc, {"data root": tmp_path / "data", "DAGSTER_HOME": home})
+    assert line == f"DAGSTER_HOME {home}: the disk is full (database or disk is full)"
+    err = OSError(28, "No space left on device", str(tmp_path / "data" / "generations" / "P.parquet"))
+    line = environment_problem(err, {"data root": tmp_path / "data", "DAGSTER_HOME": home})
+    assert line == f"data root {tmp_path / 'data'}: cannot write {err.filename}: No space left on device"
+    assert environment_problem(ValueError("not about disks"), {"DAGSTER_HOME": home}) is None
