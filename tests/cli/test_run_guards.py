@@ -115,3 +115,19 @@ def test_a_disk_full_error_mid_run_becomes_one_line_naming_the_path(tmp_path):
     line = environment_problem(err, {"data root": tmp_path / "data", "DAGSTER_HOME": home})
     assert line == f"data root {tmp_path / 'data'}: cannot write {err.filename}: No space left on device"
     assert environment_problem(ValueError("not about disks"), {"DAGSTER_HOME": home}) is None
+
+
+def test_a_parquet_write_on_a_full_disk_names_the_file(full_tmpfs):
+    """pyarrow's ``OSError: [Errno 28]`` named no file (issue 20); the atomic write adds the destination."""
+    import pandas as pd
+
+    from interviewsim_core.pipeline.storage import write_frame
+
+    df = pd.DataFrame([{"personality_id": "P", "qa_id": f"q{i}", "partition": "test", "interview_id": "I",
+                        "sequence": 1, "position": i, "order": i, "question": f"{i}" * 2000, "response": "r",
+                        "tags": []} for i in range(500)])
+    dest = full_tmpfs / "heldout_split" / "P.parquet"
+    with pytest.raises(OSError) as info:
+        write_frame(df, "heldout_split", dest)
+    assert info.value.errno == 28 and info.value.filename == str(dest)
+    assert not dest.exists() and not list(dest.parent.glob(".*.tmp"))
