@@ -188,6 +188,10 @@ def runnable(reg, personalities: Sequence[str] | None, warn) -> list[str] | None
     return chosen or None
 
 
+_PROBE_BYTES = 64 * 1024
+"""What the write probe writes: a full disk refuses it, where it accepts an empty file."""
+
+
 def _unwritable_dir(folder: Path) -> str | None:
     """Why files cannot be created in ``folder`` (created when missing), or None when they can."""
     import errno
@@ -197,13 +201,83 @@ def _unwritable_dir(folder: Path) -> str | None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".interviewsim-write-probe.", dir=folder)
-        os.close(fd)
-        os.unlink(probe)
+        try:
+            # An empty file needs an inode, not space: a full disk only shows when bytes are written.
+            os.write(fd, b"\0" * _PROBE_BYTES)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(probe)
     except OSError as exc:
         reason = exc.strerror or errno.errorcode.get(exc.errno or 0, "") or str(exc)
         where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(folder) else ""
         return f"{reason}{where}"
     return None
+
+
+_DISK_ERRNOS = frozenset({28, 122})  # ENOSPC, EDQUOT
+_ENVIRONMENT_ERRNOS = _DISK_ERRNOS | {13, 30}  # EACCES, EROFS
+
+
+def _causes(exc: BaseException):
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__ or getattr(exc, "orig", None)
+
+
+def environment_problem(exc: BaseException, places: dict[str, Path]) -> str | None:
+    """One line naming the path when ``exc`` (or its cause) is a full or unwritable disk, else None.
+
+    Dagster's run storage raises SQLAlchemy's ``OperationalError: database or disk is full`` and a
+    Parquet or YAML write raises ``OSError: [Errno 28]``, neither naming what the user must free.
+    ``places`` maps a label ("DAGSTER_HOME", "data root", "LLM cache") to its path: a file error is
+    attributed to the place holding the file; a SQLite error names no file and can only come from the
+    Dagster instance's storage (the LLM cache reports its own errors with its path), so it names
+    DAGSTER_HOME when given.
+    """
+    import sqlite3
+
+    for cause in _causes(exc):
+        if isinstance(cause, OSError) and cause.errno in _ENVIRONMENT_ERRNOS:
+            reason = cause.strerror or str(cause)
+            file = Path(cause.filename) if cause.filename else None
+            for label, place in places.items():
+                if file is not None and file.resolve().is_relative_to(Path(place).resolve()):
+                    return f"{label} {place}: cannot write {file}: {reason}"
+            return f"cannot write {file or 'a file'}: {reason}"
+        if isinstance(cause, sqlite3.OperationalError) and "disk is full" in str(cause):
+            where = next((f"{label} {place}" for label, place in places.items() if label == "DAGSTER_HOME"),
+                         "a SQLite database")
+            return f"{where}: the disk is full ({cause})"
+    return None
+
+
+def exit_on_environment_error(places: dict[str, Path], echo) -> "contextlib.AbstractContextManager[None]":
+    """Turn a full/unwritable disk anywhere in the block into one line (``echo``) and exit 3.
+
+    Anything else propagates unchanged: only errors ``environment_problem`` recognises are translated.
+    """
+    import contextlib
+
+    import typer
+
+    @contextlib.contextmanager
+    def guard():
+        try:
+            yield
+        except Exception as exc:  # SQLAlchemy's errors are not OSErrors; unrecognised ones re-raise
+            if isinstance(exc, typer.Exit):
+                raise
+            line = environment_problem(exc, places)
+            if line is None:
+                raise
+            echo(f"error: {line}")
+            echo(f"exit code {EXIT_ENVIRONMENT}: {EXIT_CODES[EXIT_ENVIRONMENT]}")
+            raise typer.Exit(EXIT_ENVIRONMENT) from None
+
+    return guard()
 
 
 def unwritable_paths(folders: dict[str, Path], files: dict[str, Path] | None = None) -> list[str]:

@@ -196,7 +196,7 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
         _fail("\n".join(unwritable), outcome.EXIT_ENVIRONMENT)
     _check_human_labels(cfg)
     home = ensure_dagster_home()
-    defs = build_definitions(cfg)
+    defs = build_definitions(cfg, run_methods=methods)
     typer.echo(f"config of this run: {save_last_run_config(cfg, home, save_ui_config)} "
                f"(`interviewsim ui` loads {home / UI_CONFIG}{', now this one' if save_ui_config else ''})")
     with dg.DagsterInstance.get() as instance:
@@ -341,7 +341,7 @@ def _resolve_run_options(*, config: Optional[Path], methods: Optional[str], pers
     from interviewsim_core.pipeline.config import check_retrieval_embedder
 
     try:
-        check_retrieval_embedder(cfg)
+        check_retrieval_embedder(cfg, chosen_methods)  # the methods this run materialises, not every configured one
     except ConfigError as exc:
         _fail(f"error: {exc}")
     return RunSelection(cfg, _split(personalities), chosen_methods)
@@ -366,8 +366,14 @@ def run(
     Before the first call the run is planned (``interviewsim plan``): its total is printed, and a
     total above --max-cost needs a confirmation (or --yes).
     """
-    raise typer.Exit(_materialise(selection.cfg, selection.personalities, selection.methods, assets, verbose,
-                                  force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config))
+    cfg = selection.cfg
+    # A disk that fills up mid-run (DAGSTER_HOME's SQLite, a Parquet write): one line naming the path, exit 3.
+    places = {"LLM cache": Path(cfg.effective_cache_path), "data root": Path(cfg.data_root),
+              "DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")}
+    with outcome.exit_on_environment_error(places, lambda line: typer.echo(line, err=True)):
+        code = _materialise(cfg, selection.personalities, selection.methods, assets, verbose,
+                            force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config)
+    raise typer.Exit(code)
 
 
 @with_run_options

@@ -98,6 +98,13 @@ def atomic_write(path: Path | str, write: Callable[[IO[bytes]], None], *, mode: 
             write(fh)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename is None and exc.errno is not None:
+            # pyarrow and file.write raise ``[Errno 28] No space left on device`` without the file:
+            # name the destination, so the user knows which disk to free (and the CLI which path).
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -22,6 +22,7 @@ from .schema import SCHEMA_VERSION, PreparedInput
 __all__ = [
     "MAX_FILE_BYTES",
     "MAX_ID_CHARS",
+    "MAX_INTEGER",
     "MAX_QA_PAIRS",
     "MAX_TEXT_CHARS",
     "PARTITION_KEY_BREAKERS",
@@ -40,6 +41,9 @@ MAX_TEXT_CHARS = 200_000
 """question, response, profile, long_profile: about 50k tokens, more than a prompt can carry."""
 MAX_QA_PAIRS = 20_000
 """QA pairs per document: each held-out pair costs several model calls per method."""
+MAX_INTEGER = 2**63 - 1
+"""Largest integer the schema accepts (``sequence``, its only integer field): Parquet stores it as int64,
+so a larger value would pass validation and then stop ``plan``/``run`` with an OverflowError."""
 MAX_ID_CHARS = 512
 """personality_id, interview_id, qa_id and tags: ids are keys in Dagster, Parquet and the report."""
 PARTITION_KEY_BREAKERS = ("|", ",", "[", "]", "...")
@@ -54,6 +58,10 @@ RULES: dict[str, str] = {
     "not-found": "the given path does not exist or cannot be read",
     "no-documents": "a corpus folder holds no personality sub-folder",
     "missing-document": "a corpus sub-folder holds no prepared_input.json",
+    "not-a-file": "prepared_input.json exists but is not a regular file: a directory, FIFO, socket, device, "
+    "a symbolic link loop or a broken symbolic link (the message says which)",
+    "symlink-outside-corpus": "prepared_input.json is a symbolic link whose target lies outside the corpus "
+    "folder (linked personality sub-folders are followed)",
     "not-utf8": "the file is not valid UTF-8",
     "invalid-json": "the file is not one valid JSON document (syntax, BOM, NaN/Infinity)",
     "duplicate-key": "a JSON object names the same key twice",
@@ -74,6 +82,8 @@ RULES: dict[str, str] = {
     "invalid-unicode": "a string holds a lone surrogate escape (\\ud800-\\udfff) that UTF-8 cannot encode",
     "not-integer": "sequence is not an integer (booleans and 1.0 are not integers)",
     "negative-sequence": "sequence is below zero",
+    "number-too-large": f"an integer (sequence) is above {MAX_INTEGER:,} (2^63 - 1): the tables store it as a "
+    "64-bit integer",
     "duplicate-sequence": "two interviews of a document share a sequence",
     "duplicate-id": "two interviews share an interview_id, or two QA pairs share a qa_id "
     "(compared after Unicode NFC normalisation: canonically equivalent ids look identical)",
@@ -329,6 +339,11 @@ class _Walk:
             return
         if value < 0:
             self.add(path, "negative-sequence", f"sequence must be >= 0, got {value}")
+            return
+        if value > MAX_INTEGER:
+            shown = str(value) if len(str(value)) <= 40 else f"a {len(str(value))}-digit number"
+            self.add(path, "number-too-large", f"sequence {shown} is above {MAX_INTEGER} (2^63 - 1), the largest "
+                     "integer the tables can store")
             return
         if value in seen:
             self.add(path, "duplicate-sequence", f"sequence {value} is already used at {seen[value]}")

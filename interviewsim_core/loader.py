@@ -59,12 +59,78 @@ def _is_skipped_dir(entry: Path) -> bool:
     return entry.name.startswith(".") or entry.name.startswith("__")
 
 
+def _not_a_file(entry: Path) -> str | None:
+    """What a ``prepared_input.json`` entry is when it is there but not a readable regular file.
+
+    None when it is a regular file (or a link to one) and when nothing of that name exists: only
+    then is the document "missing". Saying "a FIFO" or "a symbolic link loop" points at the fix,
+    where "no prepared_input.json" sends the user looking for a file they can see in ``ls``.
+    """
+    import errno
+    import stat
+
+    try:
+        st = entry.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be inspected: {exc.strerror or exc}"
+    link = ""
+    if stat.S_ISLNK(st.st_mode):
+        target = os.readlink(entry)
+        try:
+            st = entry.stat()
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return f"is a symbolic link loop (-> {target})"
+            return f"is a broken symbolic link (-> {target}: {exc.strerror or exc})"
+        link = f"a symbolic link (-> {target}) to "
+    if stat.S_ISREG(st.st_mode):
+        return None
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    what = next((name for test, name in kinds if test(st.st_mode)), "not a regular file")
+    return f"is {link}{what}, not a regular file"
+
+
+def _outside(entry: Path, folders: Iterable[Path]) -> str | None:
+    """The target of a ``prepared_input.json`` symbolic link that resolves outside ``folders``, else None.
+
+    A corpus folder is what the user registered; a link inside it that reads any file on the machine
+    (``/etc/...``, another team's data) would make that file a personality without anyone naming it.
+    Sub-folders that are links (a corpus assembled from several places) are followed: the user made
+    that folder part of the corpus, and its own document must then lie inside it.
+    """
+    if not entry.is_symlink():
+        return None
+    target = entry.resolve()
+    if any(target.is_relative_to(f.resolve()) for f in folders):
+        return None
+    return str(target)
+
+
+def _entry_problem(doc: Path, *folders: Path) -> Problem | None:
+    what = _not_a_file(doc)
+    if what is not None:
+        return Problem(str(doc), "$", "not-a-file", f"{DOCUMENT_NAME} {what}")
+    target = _outside(doc, folders)
+    if target is not None:
+        return Problem(str(doc), "$", "symlink-outside-corpus",
+                       f"{DOCUMENT_NAME} is a symbolic link to {target}, outside the corpus folder {folders[0]}")
+    return None
+
+
 def _discover(path: Path) -> tuple[list[Path], list[Problem]]:
     if path.is_file():
         return [path], []
     if not path.is_dir():
-        return [], [Problem(str(path), "$", "not-found", "no such file or folder")]
+        what = _not_a_file(path)
+        return [], [Problem(str(path), "$", "not-a-file" if what else "not-found",
+                            f"the path {what}" if what else "no such file or folder")]
     direct = path / DOCUMENT_NAME
+    problem = _entry_problem(direct, path)
+    if problem is not None:
+        return [], [problem]
     if direct.is_file():
         return [direct], []
     try:
@@ -84,7 +150,10 @@ def _discover(path: Path) -> tuple[list[Path], list[Problem]]:
     problems: list[Problem] = []
     for sub in subdirs:
         doc = sub / DOCUMENT_NAME
-        if doc.is_file():
+        problem = _entry_problem(doc, path, sub)
+        if problem is not None:
+            problems.append(problem)
+        elif doc.is_file():
             found.append(doc)
         else:
             problems.append(

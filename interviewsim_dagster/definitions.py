@@ -14,6 +14,8 @@ The assets themselves come from core's step table through one factory (``factory
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import dagster as dg
 
 from interviewsim_core.pipeline.config import EvalConfig, check_retrieval_embedder
@@ -51,13 +53,17 @@ def build_resources(cfg: EvalConfig) -> dict[str, object]:
     }
 
 
-def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = None) -> dg.Definitions:
+def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = None, *,
+                      run_methods: Sequence[str] | None = None) -> dg.Definitions:
     """Every asset, check, sensor and resource for one configuration (methods, judges, cron, paths).
 
-    Refuses (ConfigError) a configuration ``check_retrieval_embedder`` refuses, so the UI's code location
-    fails to load with the message naming the embedder option instead of serving a misconfigured run.
+    Refuses (ConfigError) a configuration ``check_retrieval_embedder`` refuses for ``run_methods``.
+    ``None`` (the UI's code location) checks every configured method, since the UI can launch any of
+    them: it fails to load with the message naming the embedder option instead of serving a
+    misconfigured retrieval run. ``interviewsim run --methods`` passes the methods it will materialise,
+    so a configured retrieval method it does not run cannot stop it.
     """
-    check_retrieval_embedder(cfg)
+    check_retrieval_embedder(cfg, run_methods)
     note = last_run_note(cfg)  # a CLI run with another config: said on the Automation page, not applied
     assets = build_step_assets(cfg)
     targets = {k.path[-1]: AssetTarget(k, a.specs_by_key[k].partitions_def) for a in assets for k in a.keys}

@@ -277,6 +277,7 @@ class FakeOpenAIServer:
                 c.in_flight -= 1
                 c.by_status[status] = c.by_status.get(status, 0) + 1
                 entry["status"] = status
+                entry["answered"] = time.monotonic()  # the reply is written next: resume tests compare it to a kill
                 if cfg.record_path:
                     line = {"path": path, "status": status, "body": entry["body"]}
                     with open(cfg.record_path, "a", encoding="utf-8") as fh:

@@ -63,15 +63,32 @@ def accuracy_by_position(answers: pd.DataFrame) -> pd.DataFrame:
 
 
 def _correct_is_longest(items: pd.DataFrame) -> pd.DataFrame:
-    """Per item: is the correct option's text strictly the longest? Ties count as not longest."""
-    flags = []
-    for labels, texts, correct in zip(items["labels"], items["texts"], items["correct_label"]):
+    """Per item: is the correct option's text strictly the longest? Ties count as not longest.
+
+    Only well-formed items take part: a failed or invalid item has no options (``labels`` is None),
+    and an answer to it has no reward anyway, so leaving it out changes no figure; keeping it would
+    need a made-up "longest" flag.
+    """
+    ids, flags = [], []
+    for pid, item_id, labels, texts, correct in zip(items["personality_id"], items["item_id"], items["labels"],
+                                                    items["texts"], items["correct_label"]):
+        if not _options_usable(labels, texts, correct):
+            continue
         lengths = dict(zip(list(labels), (len(t) for t in texts)))
         mine = lengths.get(correct)
         others = [n for lab, n in lengths.items() if lab != correct]
+        ids.append((pid, item_id))
         flags.append(bool(mine is not None and others and mine > max(others)))
-    return pd.DataFrame({"personality_id": items["personality_id"].to_numpy(),
-                         "item_id": items["item_id"].to_numpy(), "longest": flags})
+    return pd.DataFrame({"personality_id": [p for p, _ in ids], "item_id": [i for _, i in ids], "longest": flags},
+                        columns=["personality_id", "item_id", "longest"])
+
+
+def _options_usable(labels, texts, correct) -> bool:
+    """An item row whose options can be measured: labels and texts present, paired, all strings."""
+    if labels is None or texts is None or not isinstance(correct, str):
+        return False
+    labels, texts = list(labels), list(texts)
+    return bool(labels) and len(labels) == len(texts) and all(isinstance(t, str) for t in texts)
 
 
 def length_bias(answers: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:

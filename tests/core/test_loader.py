@@ -381,6 +381,7 @@ def test_rule_table_is_the_documented_set() -> None:
         "not-integer", "negative-sequence", "duplicate-sequence", "duplicate-id", "blank-tag",
         "duplicate-tag", "empty-array", "duplicate-personality", "too-few-interviews",
         "unusable-id", "id-too-long", "text-too-long", "too-many-pairs", "file-too-large", "invalid-unicode",
+        "number-too-large", "not-a-file", "symlink-outside-corpus",
     }  # fmt: skip
     assert {rule for _, _, rule in CASES.values()} <= set(RULES)
 
@@ -508,3 +509,73 @@ def test_index_corpus_maps_each_personality_to_its_file_in_folder_order(tmp_path
     index = index_corpus(corpus)
     assert list(index.items()) == [("PA", fa), ("PB", fb)]
     assert load_document(index["PB"]) == load_corpus(corpus)[1]
+
+
+# -- issue 20: numbers beyond 64 bits; document entries that are not files ---------------------------
+
+INT64_MAX = 2**63 - 1
+
+
+@pytest.mark.parametrize("value", [2**63, 10**26, 2**64 + 5])
+def test_a_sequence_beyond_64_bits_is_refused_by_validate(tmp_path: Path, value: int) -> None:
+    doc = _doc()
+    doc["interviews"][1]["sequence"] = value
+    file = _write(tmp_path, doc)
+    [problem] = validate_paths([file])
+    assert (problem.file, problem.path, problem.rule) == (str(file), "$.interviews[1].sequence", "number-too-large")
+    assert str(INT64_MAX) in problem.message
+    with pytest.raises(InputValidationError):
+        load_document(file)
+
+
+def test_the_largest_sequence_validate_accepts_is_one_the_tables_can_store(tmp_path: Path) -> None:
+    from interviewsim_core.pipeline.split_tables import split_table
+    from interviewsim_core.pipeline.tables import to_table
+    from interviewsim_core.split import split_personality
+
+    doc = _doc()
+    doc["interviews"][2]["sequence"] = INT64_MAX
+    file = _write(tmp_path, doc)
+    assert validate_paths([file]) == []
+    table = to_table(split_table(split_personality(load_document(file))), "heldout_split")
+    assert INT64_MAX in table.column("sequence").to_pylist()
+
+
+def _corpus_with_entry(tmp_path: Path, make) -> tuple[Path, Path]:
+    corpus = tmp_path / "corpus"
+    _write(corpus / "GOOD", _doc("GOOD"))
+    (corpus / "ODD").mkdir(parents=True)
+    entry = corpus / "ODD" / "prepared_input.json"
+    make(entry)
+    return corpus, entry
+
+
+@pytest.mark.parametrize("kind, make, says", [
+    ("directory", lambda e: e.mkdir(), "is a directory"),
+    ("fifo", lambda e: os.mkfifo(e), "is a FIFO"),
+    ("loop", lambda e: e.symlink_to(e), "symbolic link loop"),
+    ("dangling", lambda e: e.symlink_to(e.parent / "gone.json"), "broken symbolic link"),
+])
+def test_a_document_entry_that_is_not_a_file_says_what_it_is(tmp_path: Path, kind: str, make, says: str) -> None:
+    corpus, entry = _corpus_with_entry(tmp_path, make)
+    problems = validate_paths([corpus])
+    assert [(p.file, p.path, p.rule) for p in problems] == [(str(entry), "$", "not-a-file")], problems
+    assert says in problems[0].message
+    with pytest.raises(InputValidationError) as info:
+        load_corpus(corpus)
+    assert [p.rule for p in info.value.problems] == ["not-a-file"]
+
+
+def test_a_document_symlink_pointing_outside_the_corpus_is_refused(tmp_path: Path) -> None:
+    outside = _write(tmp_path / "elsewhere", _doc("OUTSIDE"))
+    corpus, entry = _corpus_with_entry(tmp_path, lambda e: e.symlink_to(outside))
+    problems = validate_paths([corpus])
+    assert [(p.file, p.path, p.rule) for p in problems] == [(str(entry), "$", "symlink-outside-corpus")]
+    assert str(outside) in problems[0].message
+    # A link inside the corpus folder, and a linked personality sub-folder, are still followed.
+    inside = _write(corpus / ".shared", _doc("INSIDE"), name="inside.json")  # hidden: not a sub-folder
+    entry.unlink()
+    entry.symlink_to(inside)
+    (corpus / "LINKED").symlink_to(outside.parent, target_is_directory=True)
+    assert validate_paths([corpus]) == []
+    assert sorted(d.personality_id for d in load_corpus(corpus)) == ["GOOD", "INSIDE", "OUTSIDE"]

@@ -81,3 +81,29 @@ def test_leaderboard_markdown_says_why_cells_are_empty():
 
     md = leaderboard_markdown(build_report(tables=_dead_tables()))
     assert "0 valid CS judgments (38 of 38 invalid)" in md and "0 valid 3-option MCQ items (20 of 20 invalid)" in md
+
+
+def test_report_is_written_when_most_model_calls_failed_or_came_back_invalid(tmp_path):
+    """Issue 20: with most calls failing, MCQ items have ``labels = None``; every analysis must skip
+    such rows (the length-bias table raised ``TypeError`` before the fix) and the report be written."""
+    from interviewsim_core.llm.faults import FaultSpec
+    from interviewsim_core.llm.gateway import Gateway
+    from interviewsim_core.llm.types import ModelConfig
+    from interviewsim_core.pipeline.config import EvalConfig
+    from interviewsim_core.pipeline.runner import run_evaluation
+
+    cfg = EvalConfig(data_root=tmp_path / "data", methods=METHODS,
+                     judges=(ModelConfig(model="offline/extractive", label="J", max_retries=0, max_reasks=0),))
+    faults = FaultSpec(malformed_rate=0.5, server_error_rate=0.3, seed=11)
+    tables = run_evaluation(cfg, gateway=Gateway(cache=None, faults=faults), personalities=["SYN_AUERLUND"])
+    for name in ("mcq_items", "mcq_answers", "content_similarity", "factual_consistency"):
+        statuses = set(tables[name]["status"])
+        assert statuses - {"ok"}, f"{name}: the faults did not reach this table ({statuses})"
+    assert tables["mcq_items"]["labels"].isna().any()
+    data = build_report(tables=tables, title="Mostly failed")
+    paths = write_report(tmp_path, tmp_path / "report", report_data=data)
+    assert paths.html.is_file() and paths.json.is_file()
+    lb = data.section("mcq").tables["length_bias"]
+    usable = tables["mcq_items"]["labels"].notna().sum()
+    assert 0 < (lb["n_longest"] + lb["n_not_longest"]).sum() <= tables["mcq_answers"]["reward"].notna().sum()
+    assert usable < len(tables["mcq_items"])
