@@ -1,0 +1,170 @@
+"""Read-only queries over a data root's Parquet tables, with DuckDB, one page at a time.
+
+Why DuckDB: the tables are one Parquet file per partition (``<root>/<asset>/<P>/<M>.parquet``); a
+page shows 50 rows out of up to millions, and DuckDB reads only the columns and row groups a query
+needs, straight from the files, with parameterised SQL (values are bound, never spliced into the
+text). Nothing here loads a whole table: every list query ends in ``LIMIT ? OFFSET ?`` and every
+aggregate (counts, spreads, modal votes) is computed by DuckDB, which streams.
+
+A personality's pages read only that personality's files (the file layout is known: the path
+segment of an id is ``pipeline.storage.path_segment``), so a question view costs the same on a
+2-person and on a 1,000-person data root. Identifiers that must appear in SQL text (table and
+column names) come from the fixed maps below, never from a request.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from interviewsim_core.dataroot import as_root, is_local, local_path
+from interviewsim_core.pipeline.storage import path_segment
+
+__all__ = ["PAGE_SIZE", "JUDGED", "Page", "Store"]
+
+PAGE_SIZE = 50
+
+JUDGED = {"cs": ("content_similarity", "score"), "fc": ("factual_consistency", "label")}
+"""Browse key -> (table, value column) of the two per-question judgments."""
+
+STATUSES = ("ok", "invalid", "failed")
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of rows and whether there is a next one (no COUNT(*) over the whole filter: paging
+    asks for one row more than it shows)."""
+
+    rows: list[dict[str, Any]]
+    page: int
+    has_next: bool
+
+
+class Store:
+    """The data root's tables for one explorer process.
+
+    DuckDB connections are not shared across threads; Starlette runs sync endpoints in a thread
+    pool, so each query takes a cursor of the one in-process database (cursors are per thread and
+    share its caches, including the Parquet metadata cache).
+    """
+
+    def __init__(self, data_root: str | Path, memory_limit: str = "256MB", threads: int = 2):
+        self.root = as_root(data_root)
+        self.local = is_local(self.root)
+        self._base: str = str(local_path(self.root)) if self.local else str(self.root).rstrip("/")
+        self._con = duckdb.connect(config={"memory_limit": memory_limit, "threads": threads})
+        self._con.execute("SET parquet_metadata_cache = true")
+        self._lock = threading.Lock()
+        if not self.local:
+            # DuckDB reads any fsspec filesystem registered with it (s3fs, gcsfs, ...), offline too:
+            # no httpfs extension download needed. The backend package is the user's install.
+            self._con.register_filesystem(self.root.fs)
+
+    @property
+    def label(self) -> str:
+        return self._base
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        with self._lock:
+            return self._con.cursor()
+
+    # -- files -------------------------------------------------------------------------------
+    def files(self, asset: str, personality_id: str | None = None) -> list[str]:
+        """The Parquet files of ``asset`` (of one personality when given), sorted; [] if none."""
+        if self.local:
+            base = Path(self._base)
+            folder = base / asset
+            if personality_id is not None:
+                seg = path_segment(personality_id)
+                found = [folder / f"{seg}.parquet"] if (folder / f"{seg}.parquet").is_file() else []
+                found += sorted((folder / seg).glob("*.parquet")) if (folder / seg).is_dir() else []
+            else:
+                found = sorted(folder.glob("*.parquet")) + sorted(folder.glob("*/*.parquet"))
+                if not found and (base / f"{asset}.parquet").is_file():
+                    found = [base / f"{asset}.parquet"]
+            return [str(p) for p in found]
+        fs = self.root.fs
+        path = self.root.path.rstrip("/")
+        proto = self._base.split("://", 1)[0]
+        if personality_id is not None:
+            seg = path_segment(personality_id)
+            pats = [f"{path}/{asset}/{seg}.parquet", f"{path}/{asset}/{seg}/*.parquet"]
+        else:
+            pats = [f"{path}/{asset}/*.parquet", f"{path}/{asset}/*/*.parquet"]
+        found = sorted({p for pat in pats for p in fs.glob(pat)})
+        if not found and personality_id is None and fs.exists(f"{path}/{asset}.parquet"):
+            found = [f"{path}/{asset}.parquet"]
+        return [f"{proto}://{p}" for p in found]
+
+    def has(self, asset: str) -> bool:
+        return bool(self.files(asset))
+
+    # -- queries -----------------------------------------------------------------------------
+    def query(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Rows of a parameterised query as dicts. ``sql`` names tables as ``{asset}`` placeholders
+        filled by ``scan``; user values go in ``params`` only."""
+        cur = self._cursor()
+        try:
+            res = cur.execute(sql, params or {})
+            cols = [d[0] for d in res.description]
+            return [dict(zip(cols, r)) for r in res.fetchall()]
+        finally:
+            cur.close()
+
+    @staticmethod
+    def scan(param: str) -> str:
+        """SQL for reading the file list bound to ``$param`` (columns unified across partitions)."""
+        return f"read_parquet(${param}, union_by_name = true)"
+
+    def select(self, asset: str, sql: str, params: dict[str, Any] | None = None,
+               personality_id: str | None = None) -> list[dict[str, Any]]:
+        """Run ``sql`` with ``T`` bound to the asset's files (one personality's when given); [] when
+        the asset has no files yet (a partial run)."""
+        files = self.files(asset, personality_id)
+        if not files:
+            return []
+        return self.query(sql.replace("{T}", self.scan("files")), {**(params or {}), "files": files})
+
+    def columns(self, asset: str) -> set[str]:
+        files = self.files(asset)
+        if not files:
+            return set()
+        cur = self._cursor()
+        try:
+            res = cur.execute(f"SELECT * FROM {self.scan('files')} LIMIT 0", {"files": files})
+            return {d[0] for d in res.description}
+        finally:
+            cur.close()
+
+    def page(self, asset: str, sql: str, params: dict[str, Any], page: int,
+             size: int = PAGE_SIZE) -> Page:
+        """``sql`` (no LIMIT) with ``LIMIT size+1 OFFSET page*size`` appended."""
+        page = max(0, page)
+        rows = self.select(asset, sql + " LIMIT $limit OFFSET $offset",
+                           {**params, "limit": size + 1, "offset": page * size})
+        return Page(rows[:size], page, len(rows) > size)
+
+    def distinct(self, asset: str, column: str) -> list[str]:
+        """Distinct values of a low-cardinality id column (methods, judges), for the filter menus."""
+        if column not in {"method", "judge", "personality_id", "artifact_kind", "trait"}:
+            raise ValueError(f"not a filter column: {column}")
+        rows = self.select(asset, f"SELECT DISTINCT {column} AS v FROM {{T}} WHERE {column} IS NOT NULL ORDER BY 1")
+        return [str(r["v"]) for r in rows]
+
+    def personalities(self) -> list[str]:
+        """Personality ids from the split table's file names is not exact (hashed segments), so ask
+        the id column; the split table has one small file per personality."""
+        return self.distinct("heldout_split", "personality_id")
+
+    def close(self) -> None:
+        self._con.close()
+
+
+def in_list(values: Sequence[str]) -> list[str]:
+    """A Python list bound as a DuckDB list parameter (``= ANY($x)``)."""
+    return [str(v) for v in values]
