@@ -38,7 +38,7 @@ BROWSE_TABLES: dict[str, dict[str, Any]] = {
                     f"correct, {_CALL}",
             "search": (), "order": "personality_id, method, item_id"},
 }
-"""Browse key -> the table, the columns a row shows, the text columns searched, the stable order."""
+"""Browse key -> the table, the columns a row shows, the text columns searched, the tie-break order of a sort."""
 
 
 @dataclass
@@ -209,10 +209,14 @@ def browse(store: Store, f: Filters, blind: bool = False) -> dict[str, Any]:
                      f"{store.scan('split')} WHERE list_contains(tags, $tag))")
         params["tag"] = f.tag
         params["split"] = store.files("heldout_split", f.personality or None) or [""]
-    order = spec["order"]
-    if f.table == "cs" and not blind:
-        order = ("score DESC, " if f.sort == "desc" else "score ASC NULLS LAST, " if f.sort == "asc" else "") + order
-    sql = f"SELECT {spec['cols']} FROM {{T}}" + (" WHERE " + " AND ".join(where) if where else "") + f" ORDER BY {order}"
+    # Unsorted pages are in file order (partition paths sorted, then row order): DuckDB keeps a scan's
+    # order under LIMIT/OFFSET (preserve_insertion_order), so a page is stable for a given data root and
+    # the scan stops once the page is full instead of sorting every matching row. A score sort is a
+    # top-N over the score column, ids breaking ties.
+    order = ""
+    if f.table == "cs" and not blind and f.sort in ("asc", "desc"):
+        order = f" ORDER BY score {'DESC' if f.sort == 'desc' else 'ASC NULLS LAST'}, {spec['order']}"
+    sql = f"SELECT {spec['cols']} FROM {{T}}" + (" WHERE " + " AND ".join(where) if where else "") + order
     files = store.files(spec["asset"], f.personality or None)
     if f.tag and not params["split"][0]:
         page = Page([], f.page, False)
