@@ -182,8 +182,10 @@ def _pages(root: Path) -> dict[str, str]:
     """One URL per kind of page, on real ids of this data root."""
     import duckdb
 
+    con = duckdb.connect()
+
     def first(sql: str) -> tuple:
-        return duckdb.sql(sql).fetchone()
+        return con.execute(sql).fetchall()[0]
 
     pid, qa = first(f"SELECT personality_id, qa_id FROM read_parquet('{root}/heldout_split/*.parquet') "
                     "WHERE partition = 'test' LIMIT 1")

@@ -222,6 +222,8 @@ def browse(store: Store, f: Filters, blind: bool = False) -> dict[str, Any]:
         page = Page([], f.page, False)
     elif not files:
         page = Page([], f.page, False)
+    elif order:
+        page = _sorted_page(store, f, where, params, files)
     else:
         rows = store.query(sql.replace("{T}", store.scan("files")) + " LIMIT $limit OFFSET $offset",
                            {**params, "files": files, "limit": PAGE_SIZE + 1, "offset": f.page * PAGE_SIZE})
@@ -229,6 +231,35 @@ def browse(store: Store, f: Filters, blind: bool = False) -> dict[str, Any]:
     if f.table in ("cs", "fc", "mcq") and page.rows:
         _attach_questions(store, page.rows)
     return {"spec": spec, "page": page, "filters": f}
+
+
+def _sorted_page(store: Store, f: Filters, where: list[str], params: dict[str, Any], files: list[str]) -> Page:
+    """A score-sorted page without sorting: CS scores are the integers 1-5, so one aggregate over the
+    score column counts the matching rows per score, and the page is then read score by score in
+    file order (each read stops once it has its rows). A top-N sort instead would decompress the ids,
+    explanations and raw outputs of every matching row: seconds on a million judgments."""
+    desc = f.sort == "desc"
+    cond = (" WHERE " + " AND ".join(where)) if where else ""
+    counts = store.query(f"SELECT score, count(*) AS n FROM {store.scan('files')}{cond} GROUP BY score",
+                         {**params, "files": files})
+    counts.sort(key=lambda r: (r["score"] is None, -(r["score"] or 0) if desc else (r["score"] or 0)))
+    start, need, rows = f.page * PAGE_SIZE, PAGE_SIZE, []
+    total = sum(r["n"] for r in counts)
+    for c in counts:
+        if start >= c["n"]:
+            start -= c["n"]
+            continue
+        is_score = "score IS NULL" if c["score"] is None else "score = $score"
+        got = store.query(f"SELECT {BROWSE_TABLES[f.table]['cols']} FROM {store.scan('files')} WHERE "
+                          + " AND ".join([*where, is_score]) + " LIMIT $limit OFFSET $offset",
+                          {**params, "files": files, "limit": need, "offset": start,
+                           **({} if c["score"] is None else {"score": c["score"]})})
+        rows += got
+        need -= len(got)
+        start = 0
+        if need <= 0:
+            break
+    return Page(rows, f.page, (f.page + 1) * PAGE_SIZE < total)
 
 
 def _attach_questions(store: Store, rows: list[dict[str, Any]]) -> None:
@@ -259,9 +290,9 @@ def disagree(store: Store, judge: str = "", personality_id: str = "", page: int 
            "max(score) AS high, count(*) AS n_methods, arg_min(method, score) AS worst, arg_max(method, score) AS best "
            f"FROM {store.scan('files')} WHERE {' AND '.join(where)} GROUP BY personality_id, qa_id, judge "
            "HAVING count(*) > 1 ORDER BY spread DESC, personality_id, qa_id, judge LIMIT $limit OFFSET $offset")
-    rows = store.query(sql, {**params, "files": files, "limit": PAGE_SIZE + 1, "offset": max(0, page) * PAGE_SIZE}) \
-        if files else []
-    pg = Page(rows[:PAGE_SIZE], max(0, page), len(rows) > PAGE_SIZE)
+    rows = store.query(sql, {**params, "files": files, "limit": PAGE_SIZE + 1, "offset": max(0, page) * PAGE_SIZE},
+                       remember=True) if files else []
+    pg = Page([dict(r) for r in rows[:PAGE_SIZE]], max(0, page), len(rows) > PAGE_SIZE)
     _attach_questions(store, pg.rows)
     return {"page": pg, "judge": judge, "personality": personality_id}
 
@@ -312,11 +343,11 @@ def premise(store: Store, verdict: str = "", kind: str = "", personality_id: str
     """Verdict counts, the failure-attribution split and the most frequent failure labels, then a page of
     conclusions with their verdicts (counts are DuckDB aggregates; only the page's rows are fetched)."""
     counts = store.select("premise_verdicts", "SELECT artifact_kind, verdict, count(*) AS n FROM {T} "
-                                              "GROUP BY ALL ORDER BY artifact_kind, verdict")
+                                              "GROUP BY ALL ORDER BY artifact_kind, verdict", remember=True)
     attribution = store.select("premise_verdicts", "SELECT a AS attribution, count(*) AS n FROM "
-                                                   "(SELECT unnest(attributions) AS a FROM {T}) GROUP BY a ORDER BY n DESC, a")
+                                                   "(SELECT unnest(attributions) AS a FROM {T}) GROUP BY a ORDER BY n DESC, a", remember=True)
     labels = store.select("premise_verdicts", "SELECT l AS label, count(*) AS n FROM (SELECT unnest(labels) AS l "
-                                              "FROM {T}) GROUP BY l ORDER BY n DESC, l LIMIT 30")
+                                              "FROM {T}) GROUP BY l ORDER BY n DESC, l LIMIT 30", remember=True)
     where, params = [], {}
     for value, sql, name in ((verdict, "verdict = $verdict", "verdict"), (kind, "artifact_kind = $kind", "kind"),
                              (personality_id, "personality_id = $pid", "pid"),
@@ -332,8 +363,7 @@ def premise(store: Store, verdict: str = "", kind: str = "", personality_id: str
     rows = store.query(sql, {**params, "files": files, "limit": PAGE_SIZE + 1,
                              "offset": max(0, page) * PAGE_SIZE}) if files else []
     total = sum(a["n"] for a in attribution) or 1
-    for a in attribution:
-        a["share"] = a["n"] / total
+    attribution = [{**a, "share": a["n"] / total} for a in attribution]
     return {"counts": counts, "attribution": attribution, "labels": labels,
             "page": Page(rows[:PAGE_SIZE], max(0, page), len(rows) > PAGE_SIZE),
             "filters": {"verdict": verdict, "kind": kind, "personality": personality_id, "label": label}}

@@ -14,7 +14,9 @@ column names) come from the fixed maps below, never from a request.
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +35,10 @@ JUDGED = {"cs": ("content_similarity", "score"), "fc": ("factual_consistency", "
 """Browse key -> (table, value column) of the two per-question judgments."""
 
 STATUSES = ("ok", "invalid", "failed")
+
+LISTING_TTL_S = 5.0
+"""How long a folder listing (and the filter menus derived from it) is reused: a run still writing
+shows its new partitions within seconds, while a page does not list 1,500 files on every request."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,9 @@ class Store:
         self._con = duckdb.connect(config={"memory_limit": memory_limit, "threads": threads})
         self._con.execute("SET parquet_metadata_cache = true")
         self._lock = threading.Lock()
+        self._listings: dict[tuple[str, str | None], tuple[float, list[str]]] = {}
+        self._results: dict[tuple[str, str], tuple[float, list[dict[str, Any]]]] = {}
+        self._menus: dict[tuple[str, str], tuple[float, int, list[str]]] = {}
         if not self.local:
             # DuckDB reads any fsspec filesystem registered with it (s3fs, gcsfs, ...), offline too:
             # no httpfs extension download needed. The backend package is the user's install.
@@ -76,6 +85,16 @@ class Store:
     # -- files -------------------------------------------------------------------------------
     def files(self, asset: str, personality_id: str | None = None) -> list[str]:
         """The Parquet files of ``asset`` (of one personality when given), sorted; [] if none."""
+        key = (asset, personality_id)
+        hit = self._listings.get(key)
+        now = time.monotonic()
+        if hit and now - hit[0] < LISTING_TTL_S:
+            return hit[1]
+        found = self._list(asset, personality_id)
+        self._listings[key] = (now, found)
+        return found
+
+    def _list(self, asset: str, personality_id: str | None) -> list[str]:
         if self.local:
             base = Path(self._base)
             folder = base / asset
@@ -84,7 +103,7 @@ class Store:
                 found = [folder / f"{seg}.parquet"] if (folder / f"{seg}.parquet").is_file() else []
                 found += sorted((folder / seg).glob("*.parquet")) if (folder / seg).is_dir() else []
             else:
-                found = sorted(folder.glob("*.parquet")) + sorted(folder.glob("*/*.parquet"))
+                found = _walk(folder)
                 if not found and (base / f"{asset}.parquet").is_file():
                     found = [base / f"{asset}.parquet"]
             return [str(p) for p in found]
@@ -105,12 +124,39 @@ class Store:
         return bool(self.files(asset))
 
     # -- queries -----------------------------------------------------------------------------
-    def query(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Rows of a parameterised query as dicts. ``sql`` names tables as ``{asset}`` placeholders
-        filled by ``scan``; user values go in ``params`` only."""
+    def query(self, sql: str, params: dict[str, Any] | None = None, remember: bool = False) -> list[dict[str, Any]]:
+        """Rows of a parameterised query as dicts; user values go in ``params`` only.
+
+        Partitions of one table share its schema, so a scan takes the first file's columns (unifying
+        by name would read every file's footer first: a third of a second on 500 files). A data root
+        whose partitions differ (written before a column was added) fails that bind; the query is
+        then run again with the columns unified by name.
+
+        ``remember``: an aggregate over a whole table (the disagreement ranking, premise counts) is
+        kept for ``LISTING_TTL_S`` x 12 while the same files are listed, so paging through it or
+        coming back does not recompute it; the rows returned are then shared (do not modify them)."""
+        key = None
+        if remember:
+            key = (sql, repr(sorted((k, v) for k, v in (params or {}).items())))
+            hit = self._results.get(key)
+            if hit and time.monotonic() - hit[0] < 12 * LISTING_TTL_S:
+                return hit[1]
+        rows = self._run(sql, params)
+        if key is not None:
+            if len(self._results) >= 64:
+                self._results.pop(next(iter(self._results)))
+            self._results[key] = (time.monotonic(), rows)
+        return rows
+
+    def _run(self, sql: str, params: dict[str, Any] | None) -> list[dict[str, Any]]:
         cur = self._cursor()
         try:
-            res = cur.execute(sql, params or {})
+            try:
+                res = cur.execute(sql, params or {})
+            except duckdb.Error:
+                if _UNION not in sql:
+                    raise
+                res = cur.execute(sql.replace(_UNION, _UNION_BY_NAME), params or {})
             cols = [d[0] for d in res.description]
             return [dict(zip(cols, r)) for r in res.fetchall()]
         finally:
@@ -118,17 +164,17 @@ class Store:
 
     @staticmethod
     def scan(param: str) -> str:
-        """SQL for reading the file list bound to ``$param`` (columns unified across partitions)."""
-        return f"read_parquet(${param}, union_by_name = true)"
+        """SQL for reading the file list bound to ``$param``."""
+        return f"read_parquet(${param}{_UNION})"
 
     def select(self, asset: str, sql: str, params: dict[str, Any] | None = None,
-               personality_id: str | None = None) -> list[dict[str, Any]]:
+               personality_id: str | None = None, remember: bool = False) -> list[dict[str, Any]]:
         """Run ``sql`` with ``T`` bound to the asset's files (one personality's when given); [] when
         the asset has no files yet (a partial run)."""
         files = self.files(asset, personality_id)
         if not files:
             return []
-        return self.query(sql.replace("{T}", self.scan("files")), {**(params or {}), "files": files})
+        return self.query(sql.replace("{T}", self.scan("files")), {**(params or {}), "files": files}, remember)
 
     def columns(self, asset: str) -> set[str]:
         files = self.files(asset)
@@ -153,8 +199,14 @@ class Store:
         """Distinct values of a low-cardinality id column (methods, judges), for the filter menus."""
         if column not in {"method", "judge", "personality_id", "artifact_kind", "trait"}:
             raise ValueError(f"not a filter column: {column}")
+        n_files = len(self.files(asset))
+        hit = self._menus.get((asset, column))
+        if hit and hit[1] == n_files and time.monotonic() - hit[0] < 60 * LISTING_TTL_S:
+            return hit[2]
         rows = self.select(asset, f"SELECT DISTINCT {column} AS v FROM {{T}} WHERE {column} IS NOT NULL ORDER BY 1")
-        return [str(r["v"]) for r in rows]
+        values = [str(r["v"]) for r in rows]
+        self._menus[(asset, column)] = (time.monotonic(), n_files, values)
+        return values
 
     def personalities(self) -> list[str]:
         """Personality ids from the split table's file names is not exact (hashed segments), so ask
@@ -163,6 +215,27 @@ class Store:
 
     def close(self) -> None:
         self._con.close()
+
+
+_UNION = ", union_by_name = false"
+_UNION_BY_NAME = ", union_by_name = true"
+
+
+def _walk(folder: Path) -> list[Path]:
+    """``folder/*.parquet`` and ``folder/*/*.parquet``, sorted, with ``os.scandir`` (several times
+    faster than two ``Path.glob`` on a folder of hundreds of partitions)."""
+    out: list[Path] = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except FileNotFoundError:
+        return out
+    for e in entries:
+        if e.is_dir():
+            out += [Path(x.path) for x in sorted(os.scandir(e.path), key=lambda x: x.name)
+                    if x.name.endswith(".parquet") and x.is_file()]
+        elif e.name.endswith(".parquet"):
+            out.append(Path(e.path))
+    return out
 
 
 def in_list(values: Sequence[str]) -> list[str]:
