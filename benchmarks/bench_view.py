@@ -27,7 +27,6 @@ import shutil
 import statistics
 import tempfile
 import time
-import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -182,6 +181,8 @@ def _pages(root: Path) -> dict[str, str]:
     """One URL per kind of page, on real ids of this data root."""
     import duckdb
 
+    from interviewsim_view import urls
+
     con = duckdb.connect()
 
     def first(sql: str) -> tuple:
@@ -193,22 +194,21 @@ def _pages(root: Path) -> dict[str, str]:
     method = first(f"SELECT method FROM read_parquet('{root}/generations/*/*.parquet') LIMIT 1")[0]
     word = first(f"SELECT split_part(generated, ' ', 3) FROM read_parquet('{root}/generations/*/*.parquet') "
                  "WHERE status = 'ok' LIMIT 1 OFFSET 1234")[0].strip(".,").lower()
-    q = urllib.parse.quote
     return {
         "leaderboard": "/",
-        "question": f"/q/{q(pid, safe='')}/{q(qa, safe='')}",
-        "question (last personality)": f"/q/{q(last_pid, safe='')}/"
-                                       + q(first(f"SELECT qa_id FROM read_parquet('{root}/heldout_split/*.parquet') "
-                                                 f"WHERE personality_id = '{last_pid}' AND partition = 'test' LIMIT 1")[0], safe=""),
+        "question": urls.question(pid, qa),
+        "question (last personality)": urls.question(last_pid, first(
+            f"SELECT qa_id FROM read_parquet('{root}/heldout_split/*.parquet') "
+            f"WHERE personality_id = '{last_pid}' AND partition = 'test' LIMIT 1")[0]),
         "lowest CS first": "/rows?table=cs&sort=asc",
-        "lowest CS, one method, page 3": f"/rows?table=cs&sort=asc&method={q(method)}&page=3",
+        "lowest CS, one method, page 3": urls.rows(table="cs", sort="asc", method=method, page=3),
         "every Contradiction": "/rows?table=fc&label=Contradiction",
         "invalid or failed generations": "/rows?table=gen&status=bad",
-        "full-text search": f"/rows?table=gen&q={q(word)}",
-        "search the person's answers": f"/rows?table=heldout&q={q(word)}",
+        "full-text search": urls.rows(table="gen", q=word),
+        "search the person's answers": urls.rows(table="heldout", q=word),
         "tag filter": "/rows?table=cs&tag=Psychological%20Traits",
         "methods disagree most": "/disagree",
-        "personality view": f"/personality/{q(pid, safe='')}",
+        "personality view": urls.personality(pid),
         "personalities": "/personality",
         "premise audit": "/premise",
         "MCQ answers": "/rows?table=mcq",

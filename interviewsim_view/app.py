@@ -83,7 +83,7 @@ def create_app(config: ViewConfig) -> Starlette:
                       has_board=store.has("leaderboard"))
 
     def question(request: Request) -> Response:
-        pid, qa = request.path_params["pid"], request.path_params["qa"]
+        pid, qa = request.query_params.get("personality", ""), request.query_params.get("qa", "")
         data = pages.question(store, pid, qa)
         if data is None:
             raise HTTPException(404, f"no held-out question {qa!r} of personality {pid!r} under {store.label}")
@@ -113,7 +113,9 @@ def create_app(config: ViewConfig) -> Starlette:
         return render(request, "personalities.html.j2", people=pages.personalities(store))
 
     def personality(request: Request) -> Response:
-        pid = request.path_params["pid"]
+        pid = request.query_params.get("id", "")
+        if not pid:
+            return personality_index(request)
         data = pages.personality(store, pid)
         if not data["grid"] and not store.files("heldout_split", pid):
             raise HTTPException(404, f"no personality {pid!r} under {store.label}")
@@ -179,8 +181,7 @@ def create_app(config: ViewConfig) -> Starlette:
 
     routes = [
         Route("/", leaderboard), Route("/rows", rows), Route("/disagree", disagree),
-        Route("/q/{pid}/{qa}", question), Route("/personality", personality_index),
-        Route("/personality/{pid}", personality), Route("/premise", premise), Route("/prompt/{key}", prompt),
+        Route("/q", question), Route("/personality", personality), Route("/premise", premise), Route("/prompt/{key}", prompt),
         Route("/labels", labels_page, methods=["GET"]), Route("/labels", save_label, methods=["POST"]),
         Route("/labels.csv", labels_csv),
     ]

@@ -37,7 +37,9 @@ def leaderboard(view: str | None = None) -> str:
 
 
 def question(personality_id: str, qa_id: str) -> str:
-    return f"/q/{_seg(personality_id)}/{_seg(qa_id)}"
+    """Ids go in the query string, not the path: an id may hold ``/`` (``A/B`` is a valid personality),
+    which a path segment cannot carry through every server and proxy."""
+    return "/q?" + urlencode({"personality": personality_id, "qa": qa_id})
 
 
 def rows(**filters: object) -> str:
@@ -51,10 +53,11 @@ def disagree(**filters: object) -> str:
 
 
 def personality(personality_id: str) -> str:
-    return f"/personality/{_seg(personality_id)}"
+    return "/personality?" + urlencode({"id": personality_id})
 
 
 def personality_index() -> str:
+    """Every personality (``personality`` without an id)."""
     return "/personality"
 
 

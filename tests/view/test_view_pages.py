@@ -115,3 +115,10 @@ def test_a_url_data_root_reads_like_the_folder(view_root, tmp_path):
     c = TestClient(create_app(ViewConfig(data_root="memory://viewtest")))
     assert c.get("/").status_code == 200
     assert c.post("/labels", data={}, follow_redirects=False).status_code == 409  # no labels file for a URL root
+
+
+def test_the_open_command_and_permalinks():
+    assert urls.explorer_command("/data/my run") == "interviewsim view --data-root '/data/my run'"
+    assert urls.explorer_url("127.0.0.1", 9000, urls.question("A/B", "q 1#x")) == \
+        "http://127.0.0.1:9000/q?personality=A%2FB&qa=q+1%23x"
+    assert urls.rows(table="fc", label="Contradiction", page=0) == "/rows?table=fc&label=Contradiction"
