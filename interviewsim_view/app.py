@@ -26,6 +26,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from interviewsim_core.dataroot import is_local, local_path
+from interviewsim_core.errors import InputValidationError
 
 from . import pages, urls
 from .labels import LabelError, LabelFile, check
@@ -87,8 +88,12 @@ def create_app(config: ViewConfig) -> Starlette:
         data = pages.question(store, pid, qa)
         if data is None:
             raise HTTPException(404, f"no held-out question {qa!r} of personality {pid!r} under {store.label}")
-        mine = label_file.for_question(pid, qa) if label_file else {}
-        return render(request, "question.html.j2", pid=pid, qa=qa, d=data, mine=mine,
+        mine, label_problem = {}, ""
+        try:
+            mine = label_file.for_question(pid, qa) if label_file else {}
+        except InputValidationError as exc:  # the file was edited by hand into something the report refuses
+            label_problem = f"the labels file cannot be read: {exc}"
+        return render(request, "question.html.j2", pid=pid, qa=qa, d=data, mine=mine, label_problem=label_problem,
                       saved=request.query_params.get("saved", ""), reviewer=request.cookies.get("reviewer", ""),
                       can_label=label_file is not None)
 
@@ -144,7 +149,10 @@ def create_app(config: ViewConfig) -> Starlette:
                       command=f"interviewsim cache show {key} --cache {cache_path}")
 
     def labels_page(request: Request) -> Response:
-        items = label_file.labels() if label_file else []
+        try:
+            items = label_file.labels() if label_file else []
+        except InputValidationError as exc:
+            raise HTTPException(500, f"the labels file cannot be read: {exc}") from None
         return render(request, "labels.html.j2", items=items,
                       report_command=(f"interviewsim report --data-root {store.label} --human-labels {labels_path}"
                                       if labels_path else ""))
@@ -163,9 +171,9 @@ def create_app(config: ViewConfig) -> Starlette:
             from starlette.concurrency import run_in_threadpool
 
             await run_in_threadpool(label_file.save, label, str(form.get("reviewer", "")))
-        except LabelError as exc:
+        except (LabelError, InputValidationError) as exc:
             raise HTTPException(400, f"label not saved: {exc}") from None
-        resp = RedirectResponse(f"{back}?saved={label.metric}", status_code=303)
+        resp = RedirectResponse(f"{back}&saved={label.metric}", status_code=303)
         resp.set_cookie("reviewer", " ".join(str(form.get("reviewer", "")).split())[:120], samesite="strict",
                         httponly=True)
         return resp

@@ -66,7 +66,10 @@ def test_labels_in_the_agreement_csv_format(view_root, tmp_path):
     qa = f"{PEOPLE[1]}_Q4_1"
     form = {"personality_id": PEOPLE[1], "qa_id": qa, "method": "simple", "metric": "fc", "value": "Neutral",
             "reviewer": "Ann"}
-    assert c.post("/labels", data=form, follow_redirects=False).status_code == 303
+    saved = c.post("/labels", data=form, follow_redirects=False)
+    assert saved.status_code == 303 and saved.headers["location"] == urls.question(PEOPLE[1], qa) + "&saved=fc"
+    back = c.get(saved.headers["location"])
+    assert 'id="saved"' in back.text and "saved: Neutral" in back.text
     assert c.post("/labels", data={**form, "value": "Contradiction", "reviewer": "Bo"},
                   follow_redirects=False).status_code == 303
     item = {"personality_id": PEOPLE[1], "qa_id": f"{qa}#0", "method": "simple", "metric": "mcq_item_valid",
@@ -122,3 +125,14 @@ def test_the_open_command_and_permalinks():
     assert urls.explorer_url("127.0.0.1", 9000, urls.question("A/B", "q 1#x")) == \
         "http://127.0.0.1:9000/q?personality=A%2FB&qa=q+1%23x"
     assert urls.rows(table="fc", label="Contradiction", page=0) == "/rows?table=fc&label=Contradiction"
+
+
+def test_a_broken_labels_file_is_reported_not_overwritten(view_root, tmp_path):
+    (tmp_path / "labels.csv").write_text("personality_id,method,qa_id,metric,value,extra\n", encoding="utf-8")
+    c = client(view_root, tmp_path)
+    page = c.get(urls.question(PEOPLE[0], f"{PEOPLE[0]}_Q5_0"))
+    assert page.status_code == 200 and "the labels file cannot be read" in page.text
+    form = {"personality_id": PEOPLE[0], "qa_id": f"{PEOPLE[0]}_Q5_0", "method": "simple", "metric": "cs",
+            "value": "3", "reviewer": "Ann"}
+    assert c.post("/labels", data=form, follow_redirects=False).status_code == 400
+    assert (tmp_path / "labels.csv").read_text(encoding="utf-8").endswith("value,extra\n")
