@@ -217,7 +217,8 @@ def browse(store: Store, f: Filters, blind: bool = False) -> dict[str, Any]:
     if f.table == "cs" and not blind and f.sort in ("asc", "desc"):
         order = f" ORDER BY score {'DESC' if f.sort == 'desc' else 'ASC NULLS LAST'}, {spec['order']}"
     sql = f"SELECT {spec['cols']} FROM {{T}}" + (" WHERE " + " AND ".join(where) if where else "") + order
-    files = store.files(spec["asset"], f.personality or None)
+    # A personality or method filter also narrows the files read (their paths name both).
+    files = store.files(spec["asset"], f.personality or None, f.method or None)
     if f.tag and not params["split"][0]:
         page = Page([], f.page, False)
     elif not files:

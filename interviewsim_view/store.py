@@ -26,6 +26,7 @@ import duckdb
 
 from interviewsim_core.dataroot import as_root, is_local, local_path
 from interviewsim_core.pipeline.storage import path_segment
+from interviewsim_core.pipeline.tables import PER_METHOD
 
 __all__ = ["PAGE_SIZE", "JUDGED", "Page", "Store"]
 
@@ -67,6 +68,7 @@ class Store:
         self._con.execute("SET parquet_metadata_cache = true")
         self._lock = threading.Lock()
         self._listings: dict[tuple[str, str | None], tuple[float, list[str]]] = {}
+        # (the method filter of ``files`` narrows a listing by file name, so it is not a key)
         self._results: dict[tuple[str, str], tuple[float, list[dict[str, Any]]]] = {}
         self._menus: dict[tuple[str, str], tuple[float, int, list[str]]] = {}
         if not self.local:
@@ -83,16 +85,21 @@ class Store:
             return self._con.cursor()
 
     # -- files -------------------------------------------------------------------------------
-    def files(self, asset: str, personality_id: str | None = None) -> list[str]:
-        """The Parquet files of ``asset`` (of one personality when given), sorted; [] if none."""
+    def files(self, asset: str, personality_id: str | None = None, method: str | None = None) -> list[str]:
+        """The Parquet files of ``asset`` (of one personality, and of one method's ``<P>/<M>.parquet``
+        partitions, when given), sorted; [] if none."""
         key = (asset, personality_id)
         hit = self._listings.get(key)
         now = time.monotonic()
         if hit and now - hit[0] < LISTING_TTL_S:
-            return hit[1]
-        found = self._list(asset, personality_id)
-        self._listings[key] = (now, found)
-        return found
+            found = hit[1]
+        else:
+            found = self._list(asset, personality_id)
+            self._listings[key] = (now, found)
+        if method is None or asset not in PER_METHOD:
+            return found
+        name = f"/{path_segment(method)}.parquet"
+        return [f for f in found if f.endswith(name)]
 
     def _list(self, asset: str, personality_id: str | None) -> list[str]:
         if self.local:
