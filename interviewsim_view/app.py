@@ -35,6 +35,9 @@ from .store import Store
 __all__ = ["ViewConfig", "create_app", "default_labels_path"]
 
 TEMPLATES = Path(__file__).parent / "templates"
+WARM_TABLES = ("content_similarity", "factual_consistency", "generations", "mcq_answers", "heldout_split",
+               "premise_verdicts")
+"""Tables whose file footers are read in the background at start (the browse pages scan them all)."""
 
 
 @dataclass(frozen=True)
@@ -194,6 +197,9 @@ def create_app(config: ViewConfig) -> Starlette:
         Route("/labels.csv", labels_csv),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    import threading
+
+    threading.Thread(target=store.warm, args=(WARM_TABLES,), name="explorer-warm", daemon=True).start()
     app.state.store = store
     app.state.labels_path = labels_path
     return app

@@ -127,6 +127,18 @@ class Store:
             found = [f"{path}/{asset}.parquet"]
         return [f"{proto}://{p}" for p in found]
 
+    def warm(self, assets: Sequence[str]) -> None:
+        """Read the footers of ``assets``' files once (DuckDB's Parquet metadata cache keeps them), so
+        the first page over a large table does not pay for opening hundreds of files. Run in the
+        background at start; a failure only means a colder first page."""
+        for asset in assets:
+            files = self.files(asset)
+            if files:
+                try:
+                    self.query(f"SELECT count(*) AS n FROM {self.scan('files')}", {"files": files})
+                except duckdb.Error:
+                    pass
+
     def has(self, asset: str) -> bool:
         return bool(self.files(asset))
 
