@@ -18,7 +18,7 @@ from .catalog import JUDGED_METRICS, MCQ_METRICS, fmt, is_missing, order_methods
 from .leaderboard import cell_text, view_rows
 from .model import ReportData, jsonable
 
-__all__ = ["render_html", "TableView", "table_view"]
+__all__ = ["explorer_command", "render_html", "TableView", "table_view"]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 TEMPLATE = "report.html.j2"
@@ -30,6 +30,16 @@ INTENDED_USE = (
     "and deployment as a represented person. Reusers are responsible for ethics and legal review of their "
     "data and applications."
 )
+
+
+def explorer_command(data_root: str | None) -> str:
+    """The shell command that opens the results explorer (``interviewsim view``) on this data root.
+
+    Spelled here, in core, because the report (which must not import the web application) prints it;
+    ``interviewsim_view.urls`` re-exports it for the CLI and Dagster metadata."""
+    import shlex
+
+    return f"interviewsim view --data-root {shlex.quote(str(data_root)) if data_root else 'DATA_ROOT'}"
 
 
 @dataclass
@@ -344,4 +354,5 @@ def render_html(data: ReportData) -> str:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return env.get_template(TEMPLATE).render(meta=data.meta, sections=data.sections, views=_section_views(data),
                                              premise_cc=data.sections["premise"].extra.get("cross_check"),
-                                             intended_use=INTENDED_USE, fmt=fmt)
+                                             intended_use=INTENDED_USE, fmt=fmt,
+                                             explorer=explorer_command(data.meta.get("data_root")))

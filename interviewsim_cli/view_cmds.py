@@ -1,0 +1,45 @@
+"""``interviewsim view --data-root DIR``: the results explorer over a run's Parquet tables.
+
+Serves the pages of ``interviewsim_view`` with uvicorn on 127.0.0.1 (a reviewer's machine, not a
+public server: ``--host`` changes that deliberately). Results are only read; human labels are
+written to ``--labels`` (default ``<data-root>/human_labels.csv``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+__all__ = ["register", "view"]
+
+
+def view(
+    data_root: Annotated[str, typer.Option("--data-root", help="Folder (or file:// / s3:// URL) the run wrote its tables to.")],
+    host: Annotated[str, typer.Option("--host", help="Address to bind (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8765,
+    labels: Annotated[Optional[Path], typer.Option(
+        "--labels", help="Human labels CSV to write (default <data-root>/human_labels.csv; required for a URL root).")] = None,
+    cache: Annotated[Optional[Path], typer.Option(
+        "--cache", help="Model-call cache, for the exact prompts (default <data-root>/.cache/llm.sqlite).")] = None,
+    blind: Annotated[bool, typer.Option("--blind", help="Hide the judges' scores and explanations while labelling.")] = False,
+) -> None:
+    """Open the results explorer: leaderboard, question views, filters, personality and premise pages, labels."""
+    import uvicorn
+
+    from interviewsim_view.app import ViewConfig, create_app, data_root_problem
+    from interviewsim_view.urls import explorer_url
+
+    problem = data_root_problem(data_root)
+    if problem:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(2)
+    app = create_app(ViewConfig(data_root=data_root, labels=labels, cache=cache, blind=blind))
+    typer.echo(f"InterviewSim explorer on {explorer_url(host, port)} (data root {app.state.store.label}; "
+               f"labels {app.state.labels_path or 'off: give --labels'}); Ctrl-C stops it")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("view")(view)

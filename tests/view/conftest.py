@@ -1,0 +1,65 @@
+"""One tiny offline run shared by the explorer tests (about 20 s of CPU), and a real
+``interviewsim view`` server over it, started on a free loopback port and stopped by pid."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .corpus import build_data_root
+
+
+@pytest.fixture(scope="session")
+def view_root(tmp_path_factory) -> Path:
+    return build_data_root(tmp_path_factory.mktemp("view_run"))
+
+
+def start_server(data_root: str, labels: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+    from interviewsim_core.llm.testing import free_port
+
+    port = free_port()
+    exe = Path(sys.executable).with_name("interviewsim")
+    cmd = [str(exe) if exe.exists() else shutil.which("interviewsim") or "interviewsim", "view", "--data-root",
+           data_root, "--port", str(port), "--labels", str(labels), *extra]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"interviewsim view exited {proc.returncode}: {proc.stdout.read()}")
+        try:
+            urllib.request.urlopen(base + "/labels", timeout=2).read()
+            return proc, base
+        except OSError:
+            time.sleep(0.2)
+    stop(proc)
+    raise RuntimeError("interviewsim view did not answer within 60 s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture()
+def server(view_root, tmp_path) -> Iterator[tuple[str, Path]]:
+    labels = tmp_path / "labels" / "human_labels.csv"
+    proc, base = start_server(str(view_root), labels)
+    try:
+        yield base, labels
+    finally:
+        stop(proc)
