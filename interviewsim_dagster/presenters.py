@@ -143,9 +143,8 @@ def _leaderboard(cfg: EvalConfig, cell: Cell, inputs: dict, df: pd.DataFrame) ->
 
 
 REPORT_VIEW_URL_KEY = "report_view"
-"""Metadata key reserved for a link to the report served by ``interviewsim view`` (the explorer
-package): when that command can give a stable URL for a data root, the report asset adds it here,
-beside ``report_url``. Nothing writes it yet."""
+"""Metadata key of the results explorer's address (``interviewsim view``, the ``interviewsim_view``
+package) beside ``report_url``; ``explorer_command`` says how to start it on this data root."""
 
 
 def report_metadata(data, paths) -> dict[str, object]:
@@ -161,8 +160,13 @@ def report_metadata(data, paths) -> dict[str, object]:
     for s in sections:
         note = s.note.replace("|", "\\|") if s.status != "ok" else ""
         rows.append(f"| {s.title} | {s.status} | {note} |")
+    from interviewsim_core.report.html import explorer_command
+    from interviewsim_view.urls import explorer_url
+
     return {
         "report_url": dg.MetadataValue.url(Path(paths.html).resolve().as_uri()),
+        "explorer_command": dg.MetadataValue.text(explorer_command(str(Path(paths.html).parent.parent))),
+        REPORT_VIEW_URL_KEY: dg.MetadataValue.url(explorer_url()),
         "html": dg.MetadataValue.path(str(paths.html)),
         "json": dg.MetadataValue.path(str(paths.json)),
         "sections_ok": sum(1 for s in sections if s.status == "ok"),
