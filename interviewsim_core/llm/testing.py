@@ -27,6 +27,9 @@ from typing import Any, Callable
 
 __all__ = ["FakeServerConfig", "FakeOpenAIServer", "echo_reply", "free_port"]
 
+MODES: dict[str, dict[str, bool]] = {"ok": {}, "echo-key-401": {"reject_key": True}, "hang": {"hang": True}}
+"""``--mode`` of the command-line server: named failure behaviours (``FakeServerConfig`` fields)."""
+
 MALFORMED_TEXT = "<<garbled output: not what the contract asked for>>"
 
 
@@ -74,8 +77,14 @@ class FakeServerConfig:
     """Append one JSON line per answered request (path, status, body) to this file, flushed at once:
     how a test reads what a server in another process saw (``python -m interviewsim_core.llm.testing``)."""
     reject_key: bool = False
-    """Answer every chat request 401, repeating the bearer key it was sent (as some providers do):
+    """Answer every request 401, repeating the bearer key it was sent (as some providers do):
     the way to test that a key echoed in an error is redacted."""
+    hang: bool = False
+    """Accept every request and never answer (until the client gives up or the server stops):
+    the way to test that a configured timeout bounds a call to a stuck server."""
+    fault_paths: tuple[str, ...] = ()
+    """When non-empty, ``reject_key`` and ``hang`` apply only to requests whose path ends with one of
+    these (e.g. ``("/embeddings",)``): chat answers while the embedding endpoint fails."""
     count_tokens: Callable[[str], int] | None = None
     """Token count reported in ``usage`` per message content; default: whitespace words."""
     cache_system_prompt: bool = False
@@ -253,7 +262,11 @@ class FakeOpenAIServer:
             except ValueError:
                 status = 400
                 return status, {}, {"error": {"message": "invalid JSON body", "type": "invalid_request_error"}}
-            if cfg.reject_key:
+            targeted = not cfg.fault_paths or path.rstrip("/").endswith(tuple(cfg.fault_paths))
+            if cfg.hang and targeted:
+                status = 0  # recorded as "never answered"
+                await asyncio.Event().wait()  # cancelled when the client hangs up or the server stops
+            if cfg.reject_key and targeted:
                 status = 401
                 key = headers.get("authorization", "").removeprefix("Bearer ").strip()
                 return status, {}, {"error": {"message": f"Incorrect API key provided: {key}.",
@@ -330,6 +343,10 @@ def main(argv: list[str] | None = None) -> None:
                    help="echo the prompt, or MODULE:FUNCTION, a reply(messages) -> str to import "
                         "(e.g. interviewsim_core.offline.stand_in:offline_reply, the offline model as a remote one)")
     p.add_argument("--record", default=None, help="append one JSON line per request to this file")
+    p.add_argument("--mode", choices=sorted(MODES), default="ok",
+                   help="echo-key-401: answer 401 repeating the bearer key; hang: accept and never answer")
+    p.add_argument("--only", default=None, metavar="PATH_SUFFIX",
+                   help="apply --mode only to paths ending so, e.g. /embeddings (chat keeps answering)")
     a = p.parse_args(argv)
     reply = echo_reply
     if a.reply != "echo":
@@ -339,7 +356,8 @@ def main(argv: list[str] | None = None) -> None:
         reply = getattr(importlib.import_module(module), name)
     cfg = FakeServerConfig(latency_s=a.latency, rate_limit_rate=a.rate_limit_rate,
                            server_error_rate=a.server_error_rate, malformed_rate=a.malformed_rate,
-                           reply=reply, record_path=a.record)
+                           reply=reply, record_path=a.record, **MODES[a.mode],
+                           fault_paths=(a.only,) if a.only else ())
     srv = FakeOpenAIServer(cfg, port=a.port)
     srv.start()
     print(f"PORT {srv.port}", flush=True)
