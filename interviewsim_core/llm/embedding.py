@@ -11,8 +11,8 @@ bound, ``secrets.redact`` on every error text, and the gateway's ``stats``.
 Unlike a chat item, a failed embedding cannot become a row of its own: the caller (retrieval, the
 report's overlap section) needs every vector or none, so a failure raises ``EmbeddingError``, a
 ``GatewayError`` whose message is already redacted and which carries no provider exception (it is
-raised ``from None``: a traceback printed by Dagster or the CLI shows our text, not the
-provider's, which may repeat the key).
+raised outside the handler, so it has no ``__context__``: a traceback printed by Dagster or the
+CLI shows our text, not the provider's, which may repeat the key).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import numpy as np
 
 from ..errors import GatewayError
 from .cache import CacheWriteError, NullCache, embedding_key
-from .retry import retrying, should_retry
-from .transport import cost_of, litellm_module
+from .retry import ProviderHTTPError, retry_after_of, retrying, should_retry
+from .transport import _DIRECT_PREFIXES, _client, _direct_key, cost_of, litellm_module, loop_state
 
 if TYPE_CHECKING:
     from .gateway import Gateway
@@ -70,9 +70,39 @@ def _normalise(rows: list[Any], n: int, model: ModelConfig) -> list[np.ndarray]:
     return out
 
 
+def _direct(model: ModelConfig) -> bool:
+    """An OpenAI-compatible server named by ``api_base``: posted directly, like chat calls (transport.py).
+
+    Not through litellm there because its OpenAI client retries a timed-out embedding request on its
+    own, whatever ``max_retries`` says: one configured attempt became two requests and twice the wait.
+    """
+    return model.api_base is not None and model.model.startswith(_DIRECT_PREFIXES)
+
+
+async def _post(model: ModelConfig, batch: list[str]) -> dict[str, Any]:
+    """One attempt as a plain POST to ``{api_base}/embeddings`` on the server's shared HTTP pool."""
+    import httpx  # noqa: PLC0415
+
+    assert model.api_base is not None
+    body = {"model": model.model.split("/", 1)[1], "input": batch, **model.extra_params}
+    headers = {"Content-Type": "application/json"}
+    key = _direct_key(model)
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    response = await _client(loop_state(), model.api_base, 0).post(
+        model.api_base.rstrip("/") + "/embeddings", json=body, headers=headers, timeout=httpx.Timeout(model.timeout_s))
+    if response.status_code >= 400:
+        raise ProviderHTTPError(f"HTTP {response.status_code} from {model.model}: {response.text[:300]}",
+                                status_code=response.status_code, retry_after=retry_after_of(response))  # type: ignore[arg-type]
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise ProviderHTTPError(f"unreadable response from {model.model}: {exc}", status_code=502) from None
+
+
 async def _send(gw: Gateway, model: ModelConfig, batch: list[str]) -> list[np.ndarray]:
     """One embedding request with the model's retry policy, inside its concurrency bound."""
-    litellm = litellm_module()
+    direct = _direct(model)
     kwargs: dict[str, Any] = {"timeout": model.timeout_s, **model.extra_params}
     if model.api_base:
         kwargs["api_base"] = model.api_base
@@ -86,12 +116,13 @@ async def _send(gw: Gateway, model: ModelConfig, batch: list[str]) -> list[np.nd
         attempts += 1
         gw._ledger.add(calls_made=1, retries=int(attempts > 1))
         async with gw._semaphore(model):
-            # litellm passes the timeout to the HTTP client; the outer bound is for a client that
-            # does not honour it on some path (a stuck server must never hold a run for long).
-            return await asyncio.wait_for(
-                litellm.aembedding(model=model.model, input=batch, max_retries=0, **kwargs),
-                timeout=model.timeout_s * 1.5 + 1.0)
+            request = (_post(model, batch) if direct else
+                       litellm_module().aembedding(model=model.model, input=batch, max_retries=0, **kwargs))
+            # The HTTP client enforces the timeout; the outer bound is for a client that does not
+            # honour it on some path (a stuck server must never hold a run for long).
+            return await asyncio.wait_for(request, timeout=model.timeout_s * 1.5 + 1.0)
 
+    failure: EmbeddingError | None = None
     try:
         async for attempt in retrying(model.max_retries, model.max_total_wait_s):
             with attempt:
@@ -100,17 +131,22 @@ async def _send(gw: Gateway, model: ModelConfig, batch: list[str]) -> list[np.nd
         gw._ledger.add(failed=1)
         decision = should_retry(exc)
         status = getattr(exc, "status_code", None)
-        kind = "TimeoutError" if isinstance(exc, asyncio.TimeoutError) else type(exc).__name__
-        text = gw._redact(f"embedding model {model.name}: {kind}{f' ({status})' if status else ''} after "
-                          f"{attempts} attempt(s): {exc}", model)
+        detail = str(exc) or f"no answer within {model.timeout_s:g} s"
+        text = gw._redact(f"embedding model {model.name}: {type(exc).__name__}{f' ({status})' if status else ''} "
+                          f"after {attempts} attempt(s): {detail}", model)
         gw.log.warning("gateway: %s [%s]", text, decision.kind)
-        raise EmbeddingError(text, status_code=status if isinstance(status, int) else None,
-                             retryable=decision.retry) from None
-    usage = getattr(response, "usage", None)
+        failure = EmbeddingError(text, status_code=status if isinstance(status, int) else None,
+                                 retryable=decision.retry)
+    if failure is not None:
+        # Raised outside the handler: no __context__ holding the provider's exception (and its text,
+        # which may repeat the key) for a traceback printer to follow.
+        raise failure
+    data = response if isinstance(response, dict) else {"data": response.data, "usage": getattr(response, "usage", None)}
+    usage = data.get("usage")
     tokens = int((usage.get("prompt_tokens") if isinstance(usage, dict) else getattr(usage, "prompt_tokens", 0)) or 0)
-    cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+    cost = None if isinstance(response, dict) else (getattr(response, "_hidden_params", None) or {}).get("response_cost")
     gw._ledger.add(prompt_tokens=tokens, cost_usd=float(cost if cost is not None else cost_of(model.model, tokens, 0)))
-    return _normalise(list(response.data), len(batch), model)
+    return _normalise(list(data.get("data") or []), len(batch), model)
 
 
 def _batch_key(model: ModelConfig, keys: Sequence[str]) -> str:

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["FakeServerConfig", "FakeOpenAIServer", "echo_reply", "free_port"]
+__all__ = ["FakeServerConfig", "FakeOpenAIServer", "echo_reply", "free_port", "key_rejection", "targeted"]
 
 MODES: dict[str, dict[str, bool]] = {"ok": {}, "echo-key-401": {"reject_key": True}, "hang": {"hang": True}}
 """``--mode`` of the command-line server: named failure behaviours (``FakeServerConfig`` fields)."""
@@ -39,6 +39,18 @@ def echo_reply(messages: list[dict[str, Any]]) -> str:
         if m.get("role") == "user":
             return f"echo: {m.get('content', '')}"
     return "echo"
+
+
+def key_rejection(headers: dict[str, str]) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """A 401 that repeats the bearer key it was sent, as some providers do (``reject_key``)."""
+    key = headers.get("authorization", "").removeprefix("Bearer ").strip()
+    return 401, {}, {"error": {"message": f"Incorrect API key provided: {key}.",
+                               "type": "invalid_request_error", "code": "invalid_api_key"}}
+
+
+def targeted(config: "FakeServerConfig", path: str) -> bool:
+    """Whether ``path`` is subject to the configured faults (``fault_paths``; empty: every path)."""
+    return not config.fault_paths or path.split("?", 1)[0].rstrip("/").endswith(tuple(config.fault_paths))
 
 
 def free_port() -> int:
@@ -262,15 +274,13 @@ class FakeOpenAIServer:
             except ValueError:
                 status = 400
                 return status, {}, {"error": {"message": "invalid JSON body", "type": "invalid_request_error"}}
-            targeted = not cfg.fault_paths or path.rstrip("/").endswith(tuple(cfg.fault_paths))
-            if cfg.hang and targeted:
+            hit = targeted(cfg, path)
+            if cfg.hang and hit:
                 status = 0  # recorded as "never answered"
                 await asyncio.Event().wait()  # cancelled when the client hangs up or the server stops
-            if cfg.reject_key and targeted:
-                status = 401
-                key = headers.get("authorization", "").removeprefix("Bearer ").strip()
-                return status, {}, {"error": {"message": f"Incorrect API key provided: {key}.",
-                                              "type": "invalid_request_error", "code": "invalid_api_key"}}
+            if cfg.reject_key and hit:
+                status, extra, payload = key_rejection(headers)
+                return status, extra, payload
             forced = cfg.first_n_kind if occurrence < cfg.first_n_fault else None
             if forced == "429" or self._roll(body, occurrence, "429") < cfg.rate_limit_rate:
                 status = 429
