@@ -91,6 +91,9 @@ class FakeServerConfig:
     reject_key: bool = False
     """Answer every request 401, repeating the bearer key it was sent (as some providers do):
     the way to test that a key echoed in an error is redacted."""
+    reject_key_rate: float = 0.0
+    """Answer this share of requests (decided by hashing the body, whatever ``fault_paths``) like
+    ``reject_key``: a run goes on while every role meets some 401s that repeat the key."""
     hang: bool = False
     """Accept every request and never answer (until the client gives up or the server stops):
     the way to test that a configured timeout bounds a call to a stuck server."""
@@ -278,7 +281,7 @@ class FakeOpenAIServer:
             if cfg.hang and hit:
                 status = 0  # recorded as "never answered"
                 await asyncio.Event().wait()  # cancelled when the client hangs up or the server stops
-            if cfg.reject_key and hit:
+            if (cfg.reject_key and hit) or self._roll(body, occurrence, "401") < cfg.reject_key_rate:
                 status, extra, payload = key_rejection(headers)
                 return status, extra, payload
             forced = cfg.first_n_kind if occurrence < cfg.first_n_fault else None
