@@ -94,6 +94,9 @@ class FakeServerConfig:
     reject_key_rate: float = 0.0
     """Answer this share of requests (decided by hashing the body, whatever ``fault_paths``) like
     ``reject_key``: a run goes on while every role meets some 401s that repeat the key."""
+    reject_key_first: bool = False
+    """Answer the first request of each model name (the body's ``model``) like ``reject_key``: every
+    role of a run meets exactly one 401 that repeats the key, and the run goes on."""
     hang: bool = False
     """Accept every request and never answer (until the client gives up or the server stops):
     the way to test that a configured timeout bounds a call to a stuck server."""
@@ -132,6 +135,7 @@ class FakeOpenAIServer:
         self._c = _Counters()
         self._lock = threading.Lock()
         self._seen_systems: set[str] = set()
+        self._rejected_models: set[Any] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.AbstractServer | None = None
         self._thread: threading.Thread | None = None
@@ -281,7 +285,10 @@ class FakeOpenAIServer:
             if cfg.hang and hit:
                 status = 0  # recorded as "never answered"
                 await asyncio.Event().wait()  # cancelled when the client hangs up or the server stops
-            if (cfg.reject_key and hit) or self._roll(body, occurrence, "401") < cfg.reject_key_rate:
+            first = cfg.reject_key_first and req.get("model") not in self._rejected_models
+            if first:
+                self._rejected_models.add(req.get("model"))
+            if (cfg.reject_key and hit) or first or self._roll(body, occurrence, "401") < cfg.reject_key_rate:
                 status, extra, payload = key_rejection(headers)
                 return status, extra, payload
             forced = cfg.first_n_kind if occurrence < cfg.first_n_fault else None
