@@ -124,11 +124,11 @@ class GatewayResource(dg.ConfigurableResource):
         return self._gateway
 
 
-@functools.lru_cache(maxsize=8)
 def _gateway_for(cache_path: str, cache_url: str | None, pid: int):
-    from interviewsim_core.factories import gateway_at
+    # The process gateway of factories: the embedder of a run (``make_embedder``) uses the same one.
+    from interviewsim_core.factories import process_gateway
 
-    return gateway_at(cache_path, cache_url)
+    return process_gateway(cache_path, cache_url)
 
 
 @functools.lru_cache(maxsize=4)

@@ -165,14 +165,16 @@ async def _http(model: ModelConfig, method: str, path: str, **kw: Any) -> Any:
     import httpx  # noqa: PLC0415
 
     from .retry import ProviderHTTPError, retry_after_of, retrying
+    from .secrets import redact
 
     async for attempt in retrying(model.max_retries, model.max_total_wait_s):
         with attempt:
             async with httpx.AsyncClient(timeout=httpx.Timeout(model.timeout_s)) as client:
                 resp = await client.request(method, _endpoint_url(model) + path, headers=_headers(model), **kw)
             if resp.status_code >= 400:
+                # Providers echo the key in a 401 body: the text is redacted before it can reach a log or a step error.
                 raise ProviderHTTPError(f"HTTP {resp.status_code} from {model.model} batch API {path}: "
-                                        f"{resp.text[:300]}", status_code=resp.status_code,
+                                        f"{redact(resp.text[:300], [model])}", status_code=resp.status_code,
                                         retry_after=retry_after_of(resp))
             return resp
 

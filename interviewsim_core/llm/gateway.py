@@ -151,6 +151,17 @@ class Gateway:
             self._prefill_from_batches(pairs)
         return self._runner.run(self._arun_many(pairs))
 
+    def embed(self, model: ModelConfig, texts: Sequence[str], batch_size: int = 256) -> Any:
+        """Embed ``texts`` with ``model`` under this gateway's cache, leases, retry policy, redaction
+        and ledger (``llm/embedding.py``): one float32 row of unit norm per text, in order.
+
+        Raises ``embedding.EmbeddingError`` (a ``GatewayError``, message redacted) when a request fails
+        for good: a caller needs every vector or none, so there is no per-item failed row here.
+        """
+        from .embedding import aembed  # noqa: PLC0415 - numpy-only callers of the gateway never need it
+
+        return self._runner.run(aembed(self, model, texts, batch_size))
+
     def submit_many(self, pairs: Sequence[tuple[ModelConfig, CallRequest]]) -> "concurrent.futures.Future[list[CallResult]]":
         """Start a batch and return at once: the future's result is ``run_many``'s.
 

@@ -25,7 +25,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["FakeServerConfig", "FakeOpenAIServer", "echo_reply", "free_port"]
+__all__ = ["FakeServerConfig", "FakeOpenAIServer", "echo_reply", "free_port", "key_rejection", "targeted"]
+
+MODES: dict[str, dict[str, bool]] = {"ok": {}, "echo-key-401": {"reject_key": True}, "hang": {"hang": True}}
+"""``--mode`` of the command-line server: named failure behaviours (``FakeServerConfig`` fields)."""
 
 MALFORMED_TEXT = "<<garbled output: not what the contract asked for>>"
 
@@ -36,6 +39,18 @@ def echo_reply(messages: list[dict[str, Any]]) -> str:
         if m.get("role") == "user":
             return f"echo: {m.get('content', '')}"
     return "echo"
+
+
+def key_rejection(headers: dict[str, str]) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """A 401 that repeats the bearer key it was sent, as some providers do (``reject_key``)."""
+    key = headers.get("authorization", "").removeprefix("Bearer ").strip()
+    return 401, {}, {"error": {"message": f"Incorrect API key provided: {key}.",
+                               "type": "invalid_request_error", "code": "invalid_api_key"}}
+
+
+def targeted(config: "FakeServerConfig", path: str) -> bool:
+    """Whether ``path`` is subject to the configured faults (``fault_paths``; empty: every path)."""
+    return not config.fault_paths or path.split("?", 1)[0].rstrip("/").endswith(tuple(config.fault_paths))
 
 
 def free_port() -> int:
@@ -74,8 +89,20 @@ class FakeServerConfig:
     """Append one JSON line per answered request (path, status, body) to this file, flushed at once:
     how a test reads what a server in another process saw (``python -m interviewsim_core.llm.testing``)."""
     reject_key: bool = False
-    """Answer every chat request 401, repeating the bearer key it was sent (as some providers do):
+    """Answer every request 401, repeating the bearer key it was sent (as some providers do):
     the way to test that a key echoed in an error is redacted."""
+    reject_key_rate: float = 0.0
+    """Answer this share of requests (decided by hashing the body, whatever ``fault_paths``) like
+    ``reject_key``: a run goes on while every role meets some 401s that repeat the key."""
+    reject_key_first: bool = False
+    """Answer the first request of each model name (the body's ``model``) like ``reject_key``: every
+    role of a run meets exactly one 401 that repeats the key, and the run goes on."""
+    hang: bool = False
+    """Accept every request and never answer (until the client gives up or the server stops):
+    the way to test that a configured timeout bounds a call to a stuck server."""
+    fault_paths: tuple[str, ...] = ()
+    """When non-empty, ``reject_key`` and ``hang`` apply only to requests whose path ends with one of
+    these (e.g. ``("/embeddings",)``): chat answers while the embedding endpoint fails."""
     count_tokens: Callable[[str], int] | None = None
     """Token count reported in ``usage`` per message content; default: whitespace words."""
     cache_system_prompt: bool = False
@@ -108,6 +135,7 @@ class FakeOpenAIServer:
         self._c = _Counters()
         self._lock = threading.Lock()
         self._seen_systems: set[str] = set()
+        self._rejected_models: set[Any] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.AbstractServer | None = None
         self._thread: threading.Thread | None = None
@@ -253,11 +281,16 @@ class FakeOpenAIServer:
             except ValueError:
                 status = 400
                 return status, {}, {"error": {"message": "invalid JSON body", "type": "invalid_request_error"}}
-            if cfg.reject_key:
-                status = 401
-                key = headers.get("authorization", "").removeprefix("Bearer ").strip()
-                return status, {}, {"error": {"message": f"Incorrect API key provided: {key}.",
-                                              "type": "invalid_request_error", "code": "invalid_api_key"}}
+            hit = targeted(cfg, path)
+            if cfg.hang and hit:
+                status = 0  # recorded as "never answered"
+                await asyncio.Event().wait()  # cancelled when the client hangs up or the server stops
+            first = cfg.reject_key_first and req.get("model") not in self._rejected_models
+            if first:
+                self._rejected_models.add(req.get("model"))
+            if (cfg.reject_key and hit) or first or self._roll(body, occurrence, "401") < cfg.reject_key_rate:
+                status, extra, payload = key_rejection(headers)
+                return status, extra, payload
             forced = cfg.first_n_kind if occurrence < cfg.first_n_fault else None
             if forced == "429" or self._roll(body, occurrence, "429") < cfg.rate_limit_rate:
                 status = 429
@@ -331,6 +364,10 @@ def main(argv: list[str] | None = None) -> None:
                    help="echo the prompt, or MODULE:FUNCTION, a reply(messages) -> str to import "
                         "(e.g. interviewsim_core.offline.stand_in:offline_reply, the offline model as a remote one)")
     p.add_argument("--record", default=None, help="append one JSON line per request to this file")
+    p.add_argument("--mode", choices=sorted(MODES), default="ok",
+                   help="echo-key-401: answer 401 repeating the bearer key; hang: accept and never answer")
+    p.add_argument("--only", default=None, metavar="PATH_SUFFIX",
+                   help="apply --mode only to paths ending so, e.g. /embeddings (chat keeps answering)")
     a = p.parse_args(argv)
     reply = echo_reply
     if a.reply != "echo":
@@ -340,7 +377,8 @@ def main(argv: list[str] | None = None) -> None:
         reply = getattr(importlib.import_module(module), name)
     cfg = FakeServerConfig(latency_s=a.latency, rate_limit_rate=a.rate_limit_rate,
                            server_error_rate=a.server_error_rate, malformed_rate=a.malformed_rate,
-                           reply=reply, record_path=a.record)
+                           reply=reply, record_path=a.record, **MODES[a.mode],
+                           fault_paths=(a.only,) if a.only else ())
     srv = FakeOpenAIServer(cfg, port=a.port)
     srv.start()
     print(f"PORT {srv.port}", flush=True)

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .testing import FakeOpenAIServer, FakeServerConfig
+from .testing import FakeOpenAIServer, FakeServerConfig, key_rejection, targeted
 
 __all__ = ["BatchBehaviour", "FakeBatchServer"]
 
@@ -49,6 +49,8 @@ class FakeBatchServer(FakeOpenAIServer):
 
     async def _dispatch(self, method: str, path: str, headers: dict[str, str], body: bytes):
         route = path.split("?", 1)[0].rstrip("/")
+        if self.config.reject_key and route.startswith(("/v1/files", "/v1/batches")) and targeted(self.config, path):
+            return self._record(path, headers, body, key_rejection(headers))
         if route == "/v1/files" and method == "POST":
             return self._record(path, headers, body, self._upload(headers, body))
         if route.startswith("/v1/files/") and route.endswith("/content") and method == "GET":

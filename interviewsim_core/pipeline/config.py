@@ -103,12 +103,16 @@ class EvalConfig(BaseModel):
     """Builds the evaluation artefacts: fact summaries, atomic items, MCQ items."""
     premise_judge: ModelConfig = Field(default_factory=_offline)
     """Runs the two-pass premise-usability judge of seed 002 over derived artefacts."""
-    embedding_model: str | None = None
-    """Embedder of the retrieval methods (Memory-k, Hybrid): a litellm embedding model (the paper's is
-    ``openai/text-embedding-3-small``) or ``offline/hashing`` (numpy bag-of-words: a smoke-test baseline).
-    Unset (``None``, the default) means ``offline/hashing`` in a fully offline run; a run with a real
-    generator or judge and a retrieval method refuses to start until it is set (``check_retrieval_embedder``),
-    so naming ``offline/hashing`` explicitly is how to retrieve offline on purpose."""
+    embedding_model: str | ModelConfig | None = None
+    """Embedder of the retrieval methods (Memory-k, Hybrid) and of the report's overlap and premise-label
+    sections: a litellm embedding model (the paper's is ``openai/text-embedding-3-small``) or
+    ``offline/hashing`` (numpy bag-of-words: a smoke-test baseline). A bare string or the same mapping as
+    the other roles (``model``, ``api_key_env``, ``timeout_s``, ``max_retries``, ``max_total_wait_s``,
+    ``max_concurrency``, ``extra_params`` such as ``dimensions``); a bare string takes its timeout and retry
+    caps from the generator (``effective_embedding``). Unset (``None``, the default) means ``offline/hashing``
+    in a fully offline run; a run with a real generator or judge and a retrieval method refuses to start
+    until it is set (``check_retrieval_embedder``), so naming ``offline/hashing`` explicitly is how to
+    retrieve offline on purpose."""
     embedding_api_base: str | None = None
     """Base URL of the embedding server; ``None`` falls back to ``api_base`` (one local server for everything)."""
     ps_votes: int = N_VOTES
@@ -353,13 +357,36 @@ class EvalConfig(BaseModel):
     @property
     def effective_embedding_model(self) -> str:
         """The embedding model retrieval uses: the configured one, ``offline/hashing`` when unset."""
+        if isinstance(self.embedding_model, ModelConfig):
+            return self.embedding_model.model
         return self.embedding_model or OFFLINE_EMBEDDING
 
     @property
     def effective_embedding_api_base(self) -> str | None:
         if self.effective_embedding_model == OFFLINE_EMBEDDING:
             return None
-        return self.embedding_api_base or self.api_base
+        own = self.embedding_model.api_base if isinstance(self.embedding_model, ModelConfig) else None
+        return own or self.embedding_api_base or self.api_base
+
+    @property
+    def effective_embedding(self) -> ModelConfig:
+        """The embedding model as the gateway calls it: one ``ModelConfig`` like every other role.
+
+        Given as a mapping, it is used as written (server: its own ``api_base``, else ``embedding_api_base``,
+        else ``api_base``; ``concurrency`` applies). Given as a bare string, it takes ``timeout_s``,
+        ``max_retries`` and ``max_total_wait_s`` from the generator: a run configured to give up on a
+        stuck server after seconds must not wait ten minutes on the embedding call of the same run.
+        """
+        base = self.effective_embedding_api_base
+        if isinstance(self.embedding_model, ModelConfig):
+            model = self.embedding_model.model_copy(update={"api_base": base})
+        else:
+            gen = self.generator
+            model = ModelConfig(model=self.effective_embedding_model, api_base=base, timeout_s=gen.timeout_s,
+                                max_retries=gen.max_retries, max_total_wait_s=gen.max_total_wait_s)
+        if self.concurrency is not None:
+            model = model.model_copy(update={"max_concurrency": self.concurrency})
+        return model
 
     @property
     def ps_vote_sampling(self) -> PSVoteSampling:

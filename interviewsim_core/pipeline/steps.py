@@ -120,11 +120,11 @@ class StepEnv:
 
     @cached_property
     def embedder(self):
-        if self._embedder is None:
-            from ..factories import make_embedder
+        from ..factories import make_embedder, with_run_policy
 
+        if self._embedder is None:
             return make_embedder(self.config)
-        return self._embedder()
+        return with_run_policy(self._embedder(), self.config)
 
     def forget(self, personality_id: str) -> None:
         """Drop what this env holds for a personality (its retrieval matrix): a runner calls it when

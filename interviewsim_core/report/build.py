@@ -17,6 +17,7 @@ import pandas as pd
 from ..atomic_files import atomic_write_text
 from ..dataroot import as_root
 from ..embeddings import Embedder
+from ..errors import GatewayError
 from ..metrics.human_agreement import human_agreement, load_human_labels
 from ..metrics.leaderboard import DEFAULT_COVERAGE_THRESHOLD, empty_reason
 from ..metrics.ps_stability import PAPER_STABILITY, stability_summary
@@ -286,7 +287,11 @@ def _overlap_section(tables: dict[str, pd.DataFrame], embedder: Embedder | None)
     heldout = tables["heldout_split"]
     if heldout.empty:
         return _not_run("overlap", title, "No heldout_split table.")
-    q = overlap.question_overlap(heldout, embedder)
+    try:
+        q = overlap.question_overlap(heldout, embedder)
+    except GatewayError as exc:  # the embedding model failed: this section only, the report is still written
+        return Section("overlap", title, "failed", f"The embedding model failed, so no similarity could be "
+                       f"computed: {exc}")
     strata = overlap.overlap_strata(tables, q)
     if q["best_similarity"].notna().sum() == 0:
         return _not_run("overlap", title, "No personality has both training and held-out questions.")
@@ -313,12 +318,16 @@ def _premise_section(verdicts: pd.DataFrame, embedder: Embedder | None) -> Secti
     from ..premise.metrics import headline
 
     h = headline(verdicts)
-    clusters = label_cluster_table(verdicts, embedder).head(15)
+    note = ("Failure attribution first (seed 002): where the information a FAILed conclusion lacks lives. "
+            "Pass rate over PASS/FAIL verdicts; INVALID and ERROR counted beside it.")
+    try:
+        clusters = label_cluster_table(verdicts, embedder).head(15)
+    except GatewayError as exc:  # only the label clusters need the embedder: the verdict numbers stand
+        clusters = pd.DataFrame()
+        note += f" Label clusters not computed: the embedding model failed: {exc}"
     if not clusters.empty:
         clusters = clusters.assign(members=clusters["members"].map(lambda m: "; ".join(m[:6])),
                                    examples=clusters["examples"].map(lambda e: " | ".join(e[:2])))
-    note = ("Failure attribution first (seed 002): where the information a FAILed conclusion lacks lives. "
-            "Pass rate over PASS/FAIL verdicts; INVALID and ERROR counted beside it.")
     return Section("premise", title, "ok", note, {
         "attribution_split": h.attribution, "overall": h.overall, "by_artifact_kind": h.by_kind,
         "by_personality": h.by_personality, "label_clusters": clusters},

@@ -16,7 +16,8 @@ import pandas as pd
 
 __all__ = ["Section", "ReportData", "jsonable"]
 
-SectionStatus = Literal["ok", "not_run"]
+SectionStatus = Literal["ok", "not_run", "failed"]
+"""``failed``: the section's inputs could not be computed (e.g. its embedding model failed); the note says why."""
 
 
 def jsonable(value: Any) -> Any:
