@@ -18,12 +18,13 @@ import time
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 BENCHMARKS = ("bench_leaks", "bench_retrieval", "bench_gateway", "bench_orchestration", "bench_cache", "bench_scale",
-              "bench_ui", "bench_cost")
+              "bench_ui", "bench_cost", "bench_plan")
 QUICK_ARGS: dict[str, list[str]] = {
     "bench_leaks": ["--quick"],
     "bench_gateway": ["--n", "200", "--rounds", "1"],
     "bench_orchestration": ["--personalities", "2"],
     "bench_scale": ["--quick"],
+    "bench_plan": ["--quick"],
 }
 """Arguments of each benchmark under ``--quick`` (the others take none)."""
 

@@ -17,6 +17,11 @@ from ..llm.types import CallRequest, ModelConfig
 MESSAGE_OVERHEAD = 4
 """Tokens of a message's role and separators (OpenAI's chat format), and of the reply priming."""
 
+LONG = 16_384
+"""Characters from which a message's head is remembered (``PromptTokens._text``)."""
+TAIL = 4_096
+"""Characters at the end of a long message that are not part of its remembered head (where the question is)."""
+
 _OWN_TOKENIZER = ("gpt-", "o1", "o3", "o4", "chatgpt-", "text-embedding-")
 
 
@@ -42,9 +47,11 @@ class PromptTokens:
     def __init__(self) -> None:
         self._memo: dict[str, dict[str, int]] = {}
         self._counters: dict[str, Callable[[str], int]] = {}
+        self._heads: dict[tuple[str, int], tuple[str, int]] = {}
 
     def forget(self) -> None:
         self._memo.clear()
+        self._heads.clear()
 
     def _counter(self, model: str) -> Callable[[str], int]:
         fn = self._counters.get(model)
@@ -60,18 +67,35 @@ class PromptTokens:
         return fn
 
     def count(self, model: ModelConfig, req: CallRequest) -> int:
-        memo = self._memo.setdefault(model.model, {})
-        counter = self._counter(model.model)
         total = MESSAGE_OVERHEAD
-        for m in req.messages:
-            lines = m["content"].split("\n")
-            n = len(lines) - 1  # the line breaks
-            for line in lines:
-                c = memo.get(line)
-                if c is None:
-                    c = memo[line] = counter(line)
-                n += c
-            if model.model.startswith("offline/"):
-                n -= len(lines) - 1  # whitespace words: a line break is not a word
-            total += n + MESSAGE_OVERHEAD
+        for i, m in enumerate(req.messages):
+            total += self._text(model.model, i, m["content"]) + MESSAGE_OVERHEAD
         return total
+
+    def _text(self, model: str, slot: int, text: str) -> int:
+        """Tokens of one message. A long message usually starts with the previous one's context (a
+        Chrono-m prompt differs from the last one only in its question): its head is compared at
+        memcmp speed and its count reused, and only the rest is split into lines."""
+        if len(text) < LONG:
+            return self._lines(model, text)
+        head = self._heads.get((model, slot))
+        if head is not None and text.startswith(head[0]):
+            return head[1] + self._lines(model, text[len(head[0]):])
+        cut = text.rfind("\n", 0, len(text) - TAIL)
+        if cut <= 0:
+            return self._lines(model, text)
+        n = self._lines(model, text[:cut])
+        self._heads[(model, slot)] = (text[:cut], n)
+        return n + self._lines(model, text[cut:])
+
+    def _lines(self, model: str, text: str) -> int:
+        memo = self._memo.setdefault(model, {})
+        counter = self._counter(model)
+        lines = text.split("\n")
+        n = 0 if model.startswith("offline/") else len(lines) - 1  # a line break is a token, not a word
+        for line in lines:
+            c = memo.get(line)
+            if c is None:
+                c = memo[line] = counter(line)
+            n += c
+        return n
