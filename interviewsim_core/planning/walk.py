@@ -15,11 +15,10 @@ and a token count each.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError
 from ..llm.cache import Cache, request_key
 from ..llm.types import CallRequest, CallResult, ModelConfig
 from ..pipeline.calls import PlannedCall
@@ -200,18 +199,6 @@ class Walker:
         else:
             raw = offline_answer(req)
         return result_of(req, raw, key, p.model.model)
-
-
-def select_personalities(config, known: Iterable[str], personalities: Iterable[str] | None) -> list[str]:
-    """The selected ids, sorted; an unknown one is a ConfigError naming it (as ``run`` says it)."""
-    known = set(known)
-    if personalities is None:
-        return sorted(known)
-    wanted = list(dict.fromkeys(personalities))
-    unknown = [p for p in wanted if p not in known]
-    if unknown:
-        raise ConfigError(f"personalities not in {config.corpus}: {unknown}; known: {sorted(known)}")
-    return sorted(wanted)
 
 
 class MemoEmbedder:
