@@ -90,33 +90,11 @@ class _PrefixMeter:
             self.cached[(model, step)] += tokens
 
 
-def _metered_gateway(generation_tokens):
-    from interviewsim_core.plan import CostingGateway
-
-    meter = _PrefixMeter()
-
-    class Metered(CostingGateway):
-        def run_planned(self, planned):
-            fresh = []
-            for key, model, req, row in planned:
-                k = self._key(model, req)
-                if k not in self._seen:
-                    fresh.append((key, model, req))
-            answers = super().run_planned(planned)
-            for key, model, req in fresh:
-                step = key[0] if isinstance(key, tuple) and key else req.contract
-                meter.see(model.name, step, req.messages, self._prompt_tokens(model, req)[0])
-            return answers
-
-    return Metered(cache=None, generation_tokens=generation_tokens), meter
-
-
 def project(personalities: int, seed: int, scale_to: int) -> dict:
     from benchmarks.scale_corpus import generate_corpus
     from interviewsim_core.llm.batch import batch_cost
     from interviewsim_core.pipeline.config import OFFLINE_EMBEDDING, EvalConfig
-    from interviewsim_core.pipeline.runner import load_splits, run_evaluation
-    from interviewsim_core.plan import mean_answer_tokens
+    from interviewsim_core.plan import plan_run
 
     judges = [j if _priced(j) else GEMINI_FALLBACK if j.startswith("gemini/") else j for j in JUDGES]
     with tempfile.TemporaryDirectory() as tmp:
@@ -125,10 +103,8 @@ def project(personalities: int, seed: int, scale_to: int) -> dict:
                          generator={"model": GENERATOR}, builder={"model": GENERATOR},
                          premise_judge={"model": GENERATOR}, judges=tuple({"model": j} for j in judges),
                          embedding_model=OFFLINE_EMBEDDING).resolved()
-        splits = load_splits(cfg)
-        gateway, meter = _metered_gateway({p: mean_answer_tokens(s) for p, s in splits.items()})
-        run_evaluation(cfg, gateway=gateway, write=False)
-        plan = gateway.plan()
+        meter = _PrefixMeter()
+        plan = plan_run(cfg, observer=meter.see)  # every call to send is metered for its shared prefix
     factor = scale_to * PAPER_HELDOUT_PER_PERSONALITY / max(1, sum(stats.test_pairs.values()))
     rows = [(ln, _prices(ln.model)) for ln in plan.lines]
     # Cached tokens are metered per (model, step); spread over that step's method lines by prompt tokens.

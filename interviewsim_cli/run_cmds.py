@@ -149,7 +149,8 @@ def _check_budget(cfg, personalities: list[str], methods, budget: Budget) -> dic
         return {}
     t = result.totals()
     rates = " at batch rates" if cfg.batch else ""
-    typer.echo(f"plan: {t['calls']:,} model calls, {t['to_send']:,} to send ({t['cached']:,} cached), "
+    typer.echo(f"plan: {t['calls']:,} model calls, {t['to_send']:,} to send ({t['cached']:,} cached, "
+               f"{t['deduplicated']:,} repeats sent once), "
                f"{t['prompt_tokens']:,} prompt tokens, about ${t['cost_usd']:.2f}{rates} "
                "(per step: interviewsim plan)")
     limit = cfg.max_cost_usd

@@ -1,30 +1,39 @@
-"""What a run will cost, before it calls any model: calls, tokens, dollars and expected cache hits.
+"""What a run will cost, before it calls any model: calls, tokens, dollars, repeats and cache hits.
 
-How: the run is *dry-run* through the very same steps (the runner, the step table, the plan_*
-functions) with a costing gateway in place of the real one. Each call it is handed is priced
-(prompt tokens counted with the model's tokenizer where litellm has one, the completion estimated
-from the contract's output size), looked up in the existing cache (a hit costs nothing), and then
-answered by the offline model so that the steps downstream of it can be planned too: a judge
-needs a generation to judge, MCQ answering needs MCQ items. The offline model answers every
-contract in a valid shape, so the planned number of calls equals the calls a real run makes when
-no real output is invalid; each invalid output adds at most ``max_reasks`` re-asks, and a
-contract-breaking builder output removes the calls that depended on it.
+How (``planning/``): personality by personality, each model step's own ``plan`` function (the step
+table, ``pipeline/steps.py``) builds the calls of its partitions, exactly as the run will; each
+call's request key is looked up in the model-call cache (a hit is free), checked against the keys
+already planned in this run (an identical request is sent once by the gateway: *deduplicated*, and
+the line says whose prompts it repeats), and its prompt tokens counted (``planning/tokens.py``).
+A step whose answers a later prompt is built from (generations for the judges, atomic items for
+MCQ items, premise pass 1 for pass 2) is answered: with the cached answer when there is one, so a
+finished run plans 0 to send, else a synthetic answer (generations: unique per request, the person's
+mean answer size) or the offline model's responder (small builder prompts), through the contract's
+parser, then assembled by the step's own ``assemble``. Nothing else is answered. One personality
+is held at a time; CPU per call and memory are measured in ``benchmarks/bench_plan.py``.
+
+Exact: which calls exist and how many per step, method and model, when every output is valid
+(each invalid output adds at most ``max_reasks`` re-asks; a broken builder output removes the calls
+made from it), repeats and cache hits of the first asks. Estimated: completion tokens (the
+contracts' output sizes, ``EXPECTED_COMPLETION_TOKENS``), prompt tokens of models without their own
+tokenizer in litellm (``tokenizer: estimate``), the items derived from builder outputs (as many as
+the offline builder makes) and the retrieval methods' examples (the offline embedder chooses them:
+their number and size are right, not which ones). A model with no price in litellm's map is shown
+at $0 with ``priced: false`` and a note.
 
 Nothing here writes: not the cache, not Parquet.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from .llm.cache import Cache, request_key
-from .llm.types import CallRequest, CallResult, ModelConfig
+from .llm.types import CallRequest, ModelConfig
 
-__all__ = ["EXPECTED_COMPLETION_TOKENS", "PlanLine", "RunPlan", "CostingGateway"]
+__all__ = ["EXPECTED_COMPLETION_TOKENS", "PlanLine", "RunPlan", "completion_tokens", "mean_answer_tokens",
+           "plan_run"]
 
 EXPECTED_COMPLETION_TOKENS: dict[str, int] = {
     "content_similarity": 90,
@@ -66,14 +75,25 @@ class PlanLine(BaseModel):
     method: str
     model: str
     calls: int
+    """Requests the steps make (one per planned call), repeats and cache hits included."""
     cached: int
     """Calls whose answer is already in the cache: they will not be sent or paid."""
+    deduplicated: int = 0
+    """Calls identical to an earlier request of the run (``note`` names whose): the gateway sends it once."""
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float
     """Cost of the calls not cached, at the price litellm's local map gives (batch rates in batch mode)."""
     tokenizer: str
     """``model`` when litellm counted with the model's own tokenizer, ``estimate`` otherwise."""
+    priced: bool = True
+    """False: litellm's map has no price for the model, so ``cost_usd`` shows $0 for calls that may cost."""
+    note: str = ""
+    """Why a count or price is not what it seems: repeats of another method's prompts, a missing price."""
+
+    @property
+    def to_send(self) -> int:
+        return self.calls - self.cached - self.deduplicated
 
 
 class RunPlan(BaseModel):
@@ -89,7 +109,15 @@ class RunPlan(BaseModel):
 
     @property
     def to_send(self) -> int:
-        return sum(line.calls - line.cached for line in self.lines)
+        return sum(line.to_send for line in self.lines)
+
+    @property
+    def deduplicated(self) -> int:
+        return sum(line.deduplicated for line in self.lines)
+
+    @property
+    def cached(self) -> int:
+        return sum(line.cached for line in self.lines)
 
     @property
     def prompt_tokens(self) -> int:
@@ -104,164 +132,173 @@ class RunPlan(BaseModel):
         return sum(line.cost_usd for line in self.lines)
 
     def totals(self) -> dict[str, float | int]:
-        return {"calls": self.calls, "cached": self.calls - self.to_send, "to_send": self.to_send,
+        return {"calls": self.calls, "deduplicated": self.deduplicated, "cached": self.cached,
+                "to_send": self.to_send,
                 "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
                 "cost_usd": round(self.cost_usd, 6)}
 
     def to_json(self) -> dict:
-        return {"totals": self.totals(), "lines": [line.model_dump() for line in self.lines]}
+        return {"totals": self.totals(), "lines": [{**line.model_dump(), "to_send": line.to_send} for line in self.lines]}
 
     def table(self) -> str:
         """A plain-text table for the terminal (and the Dagster run's metadata)."""
-        head = ("step", "method", "model", "calls", "cached", "prompt tok", "completion tok", "USD", "tokenizer")
-        rows = [head] + [(ln.step, ln.method or "-", ln.model, f"{ln.calls:,}", f"{ln.cached:,}",
-                          f"{ln.prompt_tokens:,}", f"{ln.completion_tokens:,}", f"{ln.cost_usd:.4f}", ln.tokenizer)
+        head = ("step", "method", "model", "calls", "dedup", "cached", "to send", "prompt tok", "completion tok",
+                "USD", "tokenizer", "note")
+        rows = [head] + [(ln.step, ln.method or "-", ln.model, f"{ln.calls:,}", f"{ln.deduplicated:,}",
+                          f"{ln.cached:,}", f"{ln.to_send:,}", f"{ln.prompt_tokens:,}", f"{ln.completion_tokens:,}",
+                          f"{ln.cost_usd:.4f}" if ln.priced else f"{ln.cost_usd:.4f}*", ln.tokenizer, ln.note)
                          for ln in self.lines]
         t = self.totals()
-        rows.append(("total", "", "", f"{t['calls']:,}", f"{t['cached']:,}", f"{t['prompt_tokens']:,}",
-                     f"{t['completion_tokens']:,}", f"{t['cost_usd']:.4f}", ""))
+        rows.append(("total", "", "", f"{t['calls']:,}", f"{t['deduplicated']:,}", f"{t['cached']:,}",
+                     f"{t['to_send']:,}", f"{t['prompt_tokens']:,}", f"{t['completion_tokens']:,}",
+                     f"{t['cost_usd']:.4f}", "", ""))
         widths = [max(len(str(r[i])) for r in rows) for i in range(len(head))]
-        return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows)
+        text = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+        if any(not ln.priced for ln in self.lines):
+            text += "\n* no price in litellm's map: $0 shown (see the note)"
+        return text
 
 
-@dataclass
-class _Acc:
-    calls: int = 0
-    cached: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    tokenizer: str = "model"
+def completion_tokens(req: CallRequest, person_tokens: int) -> int:
+    """Expected reply tokens of one call: the contract's size, per item for MCQ, the person's for generation."""
+    expected = EXPECTED_COMPLETION_TOKENS.get(req.contract)
+    if req.contract == "mcq_answering":
+        from .contracts.mcq_answering import QUESTIONS_OPEN
+
+        block = req.messages[-1]["content"].rpartition(QUESTIONS_OPEN)[2]
+        n_items = sum(1 for line in block.splitlines() if line.startswith("Q") and line[1:2].isdigit())
+        return max(1, n_items) * (expected or 8)
+    if expected is not None:
+        return expected
+    return max(1, person_tokens)
 
 
-@dataclass
-class CostingGateway:
-    """A ``CallRunner`` that prices calls instead of paying for them (see the module docstring).
+def _price_note(model: ModelConfig) -> tuple[bool, str]:
+    """(priced, note): the offline model is free; any other model litellm has no rate for is shown at $0."""
+    from .llm.transport import cost_of
+
+    if model.model.startswith("offline/"):
+        return True, ""
+    if cost_of(model.model, 1_000_000, 0) > 0 or cost_of(model.model, 0, 1_000_000) > 0:
+        return True, ""
+    return False, f"no price for {model.model}: $0 shown"
+
+
+def _cost(model: ModelConfig, pt: int, ct: int) -> float:
+    """Prices are linear per model (``cost_of``), so a line's total prices its summed tokens."""
+    if model.batch:
+        from .llm.batch import batch_cost
+
+        return batch_cost(model.model, pt, ct)
+    from .llm.transport import cost_of
+
+    return cost_of(model.model, pt, ct)
+
+
+def plan_run(config, personalities: Sequence[str] | None = None, methods: Sequence[str] | None = None,
+             steps: Iterable[str] | None = None, cells: Iterable[tuple[str, str | None]] | None = None,
+             *, observer=None) -> RunPlan:
+    """The plan of ``run_evaluation(config, personalities, methods)``, without calling any model.
 
     Args:
-        cache: the run's real cache, only read (a key found there is a hit, not a cost).
-    """
-
-    cache: Cache | None = None
-    generation_tokens: dict[str, int] = field(default_factory=dict)
-    """Expected generated-answer size per personality id (its mean training answer, in tokens)."""
-    _acc: dict[tuple[str, str, str], _Acc] = field(default_factory=dict)
-    _order: list[str] = field(default_factory=list)
-    _tokens: dict[tuple[str, str], tuple[int, bool]] = field(default_factory=dict)
-    _offline: object | None = None
-    _seen: set[str] = field(default_factory=set)
-    """Cache keys already planned: the gateway sends an identical request once (later twins are
-    answered by the first), so a repeat is not another call."""
-
-    # -- CallRunner -----------------------------------------------------------------------------
-    def run_many(self, calls: Sequence[tuple[ModelConfig, CallRequest]]) -> list[CallResult]:
-        return self.run_planned([(None, m, r, {}) for m, r in calls])
-
-    def run_planned(self, planned: Sequence[tuple[Hashable, ModelConfig, CallRequest, dict]]) -> list[CallResult]:
-        """Price each call under its step (``key[0]``) and method, then answer it offline."""
-        answers = self._answer([req for _, _, req, _ in planned])
-        for (key, model, req, row), ans in zip(planned, answers, strict=True):
-            step = key[0] if isinstance(key, tuple) and key else req.contract
-            if step not in self._order:
-                self._order.append(step)
-            key = request_key(model, req)
-            if key in self._seen:
-                continue
-            self._seen.add(key)
-            acc = self._acc.setdefault((step, str(row.get("method") or ""), model.name), _Acc())
-            acc.calls += 1
-            if self.cache is not None and self.cache.get_answer(key) is not None:
-                acc.cached += 1
-                continue
-            pt, exact = self._prompt_tokens(model, req)
-            acc.tokenizer = acc.tokenizer if exact else "estimate"
-            ct = self._completion_tokens(model, req, ans, self.generation_tokens.get(str(row.get("personality_id"))))
-            acc.prompt_tokens += pt
-            acc.completion_tokens += ct
-            acc.cost_usd += self._cost(model, pt, ct)
-        return answers
-
-    # -- the plan -----------------------------------------------------------------------------
-    def plan(self) -> RunPlan:
-        rank = {s: i for i, s in enumerate(self._order)}
-        lines = [PlanLine(step=s, method=m, model=mod, calls=a.calls, cached=a.cached, prompt_tokens=a.prompt_tokens,
-                          completion_tokens=a.completion_tokens, cost_usd=a.cost_usd, tokenizer=a.tokenizer)
-                 for (s, m, mod), a in self._acc.items()]
-        return RunPlan(lines=tuple(sorted(lines, key=lambda ln: (rank[ln.step], ln.method, ln.model))))
-
-    # -- internals ----------------------------------------------------------------------------
-    def _answer(self, requests: list[CallRequest]) -> list[CallResult]:
-        from .llm.gateway import Gateway
-        from .pipeline.config import OFFLINE_MODEL
-
-        if self._offline is None:
-            self._offline = Gateway(cache=None)
-        offline = ModelConfig(model=OFFLINE_MODEL, max_reasks=0, max_retries=0)
-        return self._offline.run_many([(offline, r) for r in requests])  # type: ignore[attr-defined]
-
-    def _prompt_tokens(self, model: ModelConfig, req: CallRequest) -> tuple[int, bool]:
-        """Token count per message, memoised by content: a personality's long context repeats in
-        every one of its prompts, and is tokenised once."""
-        from .llm.transport import litellm_module
-
-        exact = model.model.startswith(("openai/", "azure/")) or "/" not in model.model
-        total = 4  # reply priming
-        for m in req.messages:
-            digest = hashlib.sha256(m["content"].encode("utf-8")).hexdigest()
-            memo = self._tokens.get((model.model, digest))
-            if memo is None:
-                if model.model.startswith("offline/"):
-                    n = len(m["content"].split())
-                else:
-                    n = int(litellm_module().token_counter(model=model.model, text=m["content"]))
-                memo = self._tokens[(model.model, digest)] = (n + 4, exact)
-            total += memo[0]
-        return total, exact
-
-    @staticmethod
-    def _completion_tokens(model: ModelConfig, req: CallRequest, answer: CallResult, person: int | None) -> int:
-        expected = EXPECTED_COMPLETION_TOKENS.get(req.contract)
-        if req.contract == "mcq_answering":
-            n_items = sum(1 for line in req.messages[-1]["content"].splitlines() if line.startswith("Q"))
-            return max(1, n_items) * (expected or 8)
-        if expected is not None:
-            return expected
-        if person is not None:
-            return person
-        return max(1, int(len((answer.raw or "").split()) * TOKENS_PER_WORD))
-
-    @staticmethod
-    def _cost(model: ModelConfig, pt: int, ct: int) -> float:
-        if model.batch:
-            from .llm.batch import batch_cost
-
-            return batch_cost(model.model, pt, ct)
-        from .llm.transport import cost_of
-
-        return cost_of(model.model, pt, ct)
-
-
-def plan_run(config, personalities: Sequence[str] | None = None, methods: Sequence[str] | None = None) -> RunPlan:
-    """The plan of ``run_evaluation(config, personalities, methods)``, without calling any model.
+        personalities / methods: as for the run (default: the corpus, ``config.methods``).
+        steps: count only these steps' calls (names); the model steps their prompts are built from
+            are planned too, not counted (their answers are cached or made up, as the module says).
+        cells: count only these partitions: ``(personality, method)`` selects that P x M partition
+            of every P x M step, ``(personality, None)`` the personality's P partitions (fact
+            summary, atomic items, ...); the unpartitioned steps are then not counted. For a run of
+            a few partitions (a Dagster run of a PxM selection). ``personalities``/``methods``
+            still filter it.
+        observer: called per call to send with (model name, step, messages, prompt tokens).
 
     Retrieval methods are planned with the offline embedder (embedding calls are not model calls
     of the plan, and cost a fraction of a cent per personality): the retrieved examples differ,
     their number and so the prompt sizes do not, to within the length spread of one person's answers.
     """
+    from .errors import ConfigError
+    from .factories import make_embedder
     from .llm.cache import SqliteCache
-    from .pipeline.config import OFFLINE_EMBEDDING
-    from .pipeline.runner import run_evaluation
+    from .planning.corpus import checked_documents
+    from .pipeline.config import OFFLINE_EMBEDDING, check_retrieval_embedder
+    from .pipeline.steps import STEPS, StepEnv, steps_for
+    from .planning.tokens import has_own_tokenizer
+    from .planning.walk import MemoEmbedder, Walker, planned_steps
+    from .split import split_personality
 
-    from .pipeline.runner import load_splits
+    method_names = [getattr(m, "name", m) for m in (methods if methods is not None else config.methods)]
+    cfg = config.model_copy(update={"embedding_model": OFFLINE_EMBEDDING})
+    check_retrieval_embedder(cfg, method_names)
+    model_steps = [s.name for s in steps_for(cfg) if s.plan is not None]
+    counted = set(model_steps if steps is None else steps)
+    unknown = sorted(counted - set(model_steps))
+    if unknown:
+        raise ConfigError(f"steps that make no model call in this configuration: {unknown}; those that do: "
+                          f"{model_steps}")
+    chosen = None if personalities is None else set(personalities)
+    by_cell: dict[str, tuple[bool, set[str]]] = {}
+    for p, m in cells or ():
+        whole, ms = by_cell.get(p, (False, set()))
+        by_cell[p] = (whole or m is None, ms | ({m} if m is not None else set()))
+
+    def selection(pid: str) -> tuple[bool, list[str]] | None:
+        """(count its P partitions, its methods) of a personality of the corpus, None: not planned."""
+        if chosen is not None and pid not in chosen:
+            return None
+        if cells is None:
+            return True, method_names
+        whole, ms = by_cell.get(pid, (False, set()))
+        picked = [m for m in method_names if m in ms]
+        return (whole, picked) if whole or picked else None
+
+    current: dict[str, object] = {}
+    seen: set[str] = set()
+    memo: list[MemoEmbedder] = []
+
+    def embedder() -> MemoEmbedder:
+        memo.append(MemoEmbedder(make_embedder(cfg)))
+        return memo[-1]
+
+    env = StepEnv(cfg, lambda pid: current[pid], embedder=embedder, embedding_cache=None)
 
     path = config.effective_cache_path
     cache = SqliteCache(path) if path.exists() else None
-    splits = load_splits(config, personalities)
-    gateway = CostingGateway(cache=cache, generation_tokens={p: mean_answer_tokens(s) for p, s in splits.items()})
+    walker = Walker(cfg, env, cache, planned_steps(cfg, counted), counted, observer)
     try:
-        run_evaluation(config.model_copy(update={"embedding_model": OFFLINE_EMBEDDING}), gateway=gateway,
-                       personalities=personalities, methods=methods, write=False)
+        if cells is None:
+            walker.walk(None, (), False, False)
+        for pid, doc in checked_documents(config.corpus, seen):
+            sel = selection(pid)
+            if sel is not None:
+                current.clear()  # one personality at a time
+                current[pid] = split_personality(doc)
+                walker.walk(pid, sel[1], sel[0], True)
+                env.forget(pid)
+                for m in memo:
+                    m.forget()
+        current.clear()
     finally:
         if cache is not None:
             cache.close()
-    return gateway.plan()
+    unknown = sorted(set(personalities or ()) | set(by_cell)) if cells is not None else sorted(chosen or ())
+    unknown = [p for p in unknown if p not in seen]
+    if unknown:
+        raise ConfigError(f"personalities not in {config.corpus}: {unknown}; known: {sorted(seen)}")
+    return _run_plan(walker, [s.name for s in STEPS], has_own_tokenizer)
+
+
+def _run_plan(walker, order: list[str], has_own_tokenizer) -> RunPlan:
+    rank = {s: i for i, s in enumerate(order)}
+    lines = []
+    for (step, method, name), t in walker.tallies.items():
+        model = walker.models[name]
+        priced, note = _price_note(model)
+        repeats = "; ".join(
+            f"{n:,} same prompts as {m or '-'}" if s == step else f"{n:,} same prompts as {s} {m or '-'}"
+            for (s, m), n in ((walker.labels[i], n) for i, n in t.repeats.most_common()))
+        lines.append(PlanLine(step=step, method=method, model=name, calls=t.calls, cached=t.cached,
+                              deduplicated=t.deduplicated, prompt_tokens=t.prompt_tokens,
+                              completion_tokens=t.completion_tokens,
+                              cost_usd=_cost(model, t.prompt_tokens, t.completion_tokens),
+                              tokenizer="model" if has_own_tokenizer(model) else "estimate", priced=priced,
+                              note="; ".join(x for x in (repeats, note) if x)))
+    return RunPlan(lines=tuple(sorted(lines, key=lambda ln: (rank[ln.step], ln.method, ln.model))))

@@ -39,7 +39,7 @@ def test_plan_matches_the_run_it_plans(tmp_path, server, monkeypatch):
     assert server.requests == 0  # planning calls no model
     tables = run_evaluation(cfg, gateway=make_gateway(cfg), personalities=PIDS)
     sent = [json.loads(e["body"]) for e in server.log if e["path"].endswith("/chat/completions")]
-    assert plan.calls == len(sent)  # every output valid: exactly the calls made
+    assert plan.to_send == len(sent)  # every output valid: exactly the calls made (repeats sent once)
     invalid = sum(int((df["status"] != "ok").sum()) for df in tables.values() if "status" in df)
     assert invalid == 0
     # Every call's usage, premise passes (pass1_/pass2_ columns) included; scores only re-sum them.
@@ -67,7 +67,7 @@ def test_a_second_plan_expects_cache_hits_for_everything_run(tmp_path, server, m
     assert again.calls > 0 and again.to_send == 0 and again.cost_usd == 0
     more = plan_run(cfg.model_copy(update={"methods": ("simple", "chrono-5")}), personalities=PIDS[:1])
     assert 0 < more.to_send < more.calls  # only the new method's calls are to be paid
-    assert {ln.method for ln in more.lines if ln.calls > ln.cached} <= {"chrono-5", ""}
+    assert {ln.method for ln in more.lines if ln.to_send} <= {"chrono-5", ""}
 
 
 def test_plan_matches_the_run_on_a_scale_corpus_personality(tmp_path, server, monkeypatch):
@@ -92,7 +92,7 @@ def test_plan_matches_the_run_on_a_scale_corpus_personality(tmp_path, server, mo
     plan = plan_run(cfg)
     tables = run_evaluation(cfg, gateway=make_gateway(cfg))
     sent = [e for e in server.log if e["path"].endswith("/chat/completions")]
-    assert plan.calls == len(sent)
+    assert plan.to_send == len(sent)
     reported = sum(int(df[c].sum()) for n, df in tables.items() if n not in ("method_scores", "leaderboard",
                    "personality_scores") for c in df.columns if c.endswith("prompt_tokens"))
     assert plan.prompt_tokens == pytest.approx(reported, rel=0.10)

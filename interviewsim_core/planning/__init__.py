@@ -1,0 +1,8 @@
+"""The cost planner's machinery (``interviewsim_core.plan`` is its public face).
+
+* ``walk``: plans a run personality by personality through the step table's own ``plan`` /
+  ``replan`` / ``assemble`` functions, without any model and without holding the corpus;
+* ``answers``: the stand-in answers that let a downstream step build its prompts (the cached real
+  answer when there is one);
+* ``tokens``: prompt tokens per call, memoised per line, and which counts are exact.
+"""

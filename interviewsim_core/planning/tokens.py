@@ -1,0 +1,101 @@
+"""Prompt tokens per planned call, and whether the count is the model's own tokenizer's.
+
+Counted per line and memoised by the line's text: a personality's context (its profile, its
+training examples) repeats line for line in every prompt of a method and across methods, so a
+Chrono-1000 prompt of ~700 KB costs a split and dictionary look-ups, not a tokenisation. A line's
+count plus one token per line break is within a few tokens per prompt of the whole-text count for
+BPE tokenizers, and equal to it for the offline model's whitespace count. The memo is cleared per
+personality (``forget``), so it follows one personality's text, not the corpus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..llm.types import CallRequest, ModelConfig
+
+MESSAGE_OVERHEAD = 4
+"""Tokens of a message's role and separators (OpenAI's chat format), and of the reply priming."""
+
+LONG = 16_384
+"""Characters from which a message's head is remembered (``PromptTokens._text``)."""
+TAIL = 4_096
+"""Characters at the end of a long message that are not part of its remembered head (where the question is)."""
+
+_OWN_TOKENIZER = ("gpt-", "o1", "o3", "o4", "chatgpt-", "text-embedding-")
+
+
+def has_own_tokenizer(model: ModelConfig) -> bool:
+    """True when litellm counts with this model's own tokenizer (tiktoken for OpenAI's models at OpenAI).
+
+    Any other model is counted with litellm's default tokenizer, an estimate: a model behind a custom
+    ``api_base`` (a local server called ``openai/gemma`` is not OpenAI's), Anthropic, Gemini, ...
+    The offline model counts whitespace words, which is exactly what the plan counts for it.
+    """
+    name = model.model
+    if name.startswith("offline/"):
+        return True
+    if model.api_base is not None:
+        return False
+    bare = name.split("/", 1)[1] if name.startswith(("openai/", "azure/")) else name
+    return ("/" not in bare) and bare.startswith(_OWN_TOKENIZER)
+
+
+class PromptTokens:
+    """Counts prompt tokens of requests, per model, with a per-line memo."""
+
+    def __init__(self) -> None:
+        self._memo: dict[str, dict[str, int]] = {}
+        self._counters: dict[str, Callable[[str], int]] = {}
+        self._heads: dict[tuple[str, int], tuple[str, int]] = {}
+
+    def forget(self) -> None:
+        self._memo.clear()
+        self._heads.clear()
+
+    def _counter(self, model: str) -> Callable[[str], int]:
+        fn = self._counters.get(model)
+        if fn is None:
+            if model.startswith("offline/"):
+                fn = lambda text: len(text.split())  # noqa: E731 - the offline provider's own usage count
+            else:
+                from ..llm.transport import litellm_module
+
+                litellm = litellm_module()
+                fn = lambda text, _m=model: int(litellm.token_counter(model=_m, text=text)) if text else 0  # noqa: E731
+            self._counters[model] = fn
+        return fn
+
+    def count(self, model: ModelConfig, req: CallRequest) -> int:
+        total = MESSAGE_OVERHEAD
+        for i, m in enumerate(req.messages):
+            total += self._text(model.model, i, m["content"]) + MESSAGE_OVERHEAD
+        return total
+
+    def _text(self, model: str, slot: int, text: str) -> int:
+        """Tokens of one message. A long message usually starts with the previous one's context (a
+        Chrono-m prompt differs from the last one only in its question): its head is compared at
+        memcmp speed and its count reused, and only the rest is split into lines."""
+        if len(text) < LONG:
+            return self._lines(model, text)
+        head = self._heads.get((model, slot))
+        if head is not None and text.startswith(head[0]):
+            return head[1] + self._lines(model, text[len(head[0]):])
+        cut = text.rfind("\n", 0, len(text) - TAIL)
+        if cut <= 0:
+            return self._lines(model, text)
+        n = self._lines(model, text[:cut])
+        self._heads[(model, slot)] = (text[:cut], n)
+        return n + self._lines(model, text[cut:])
+
+    def _lines(self, model: str, text: str) -> int:
+        memo = self._memo.setdefault(model, {})
+        counter = self._counter(model)
+        lines = text.split("\n")
+        n = 0 if model.startswith("offline/") else len(lines) - 1  # a line break is a token, not a word
+        for line in lines:
+            c = memo.get(line)
+            if c is None:
+                c = memo[line] = counter(line)
+            n += c
+        return n
