@@ -98,7 +98,10 @@ def run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selecte
             meta.update({"step_calls_planned": int(c["planned"]), "step_calls_made": int(c["answered"] - c["cached"]),
                          "step_cache_hits": int(c["cached"]), "step_invalid": int(c["invalid"]),
                          "step_failed": int(c["failed"]), "step_cost_usd": float(c["cost_usd"])})
-        yield dg.MaterializeResult(asset_key=step.name, metadata=meta)
+        from .factory import lineage_version
+
+        yield dg.MaterializeResult(asset_key=step.name, metadata=meta,
+                                   data_version=dg.DataVersion(lineage_version(step, cfg)))
 
 
 def _load_split(path: str):

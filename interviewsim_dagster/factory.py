@@ -126,6 +126,18 @@ def code_version(step: Step, cfg: EvalConfig) -> str | None:
     return step.code_version(cfg)
 
 
+def lineage_version(step: Step, cfg: EvalConfig) -> str:
+    """The data version every materialisation of ``step`` carries: its code version and its inputs' lineage
+    versions, hashed (``versioning`` says why a data version cannot be per partition or content-based here).
+
+    The same whatever the run's range and however often it is re-run, so an identical re-run leaves
+    nothing "Unsynced" downstream; any model, prompt or setting change upstream changes it, so what
+    reads the step shows stale and the free aggregates refresh (``automation``)."""
+    ups = sorted(lineage_version(BY_NAME[i.step], cfg) for i in step.inputs if BY_NAME[i.step].enabled(cfg))
+    blob = f"{step.name}\0{code_version(step, cfg) or ''}\0" + "\0".join(ups)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+
+
 def automation(step: Step, cfg: EvalConfig) -> dg.AutomationCondition | None:
     """The step's automation condition (``defs/evaluate/automation.py`` says what each launches and why).
 

@@ -5,8 +5,11 @@ partition of the range the same data version (Dagster 1.13 has no per-partition 
 materialisation), and the per-partition content versions this project used to record as
 observations disagreed with it, so the UI showed aggregates "Unsynced" after an identical re-run
 (issue 19). Dagster's own logical version, ``hash(code version, upstream versions)``, is stable when
-nothing changed and changes with a judge (code version): what the UI shows then agrees with what the
-automation does (``defs/evaluate/automation.py``, which never follows data versions).
+nothing changed and changes with a judge (code version), but in a stage multi-asset Dagster's own
+logical version moved on every identical re-run (its input provenance is read per asset, not per
+partition). So every materialisation carries ``factory.lineage_version``: the step's code version
+hashed with its inputs' lineage versions, the same for every range and every re-run, new whenever a
+model, prompt or setting anywhere upstream changes.
 
 What a logical version does not see is an edit of a corpus file. Every materialisation of a per-
 personality or per-personality x method partition therefore carries ``split_version`` metadata,
