@@ -83,9 +83,9 @@ def parse(raw: str) -> Result:
     """
     if not isinstance(raw, str):
         fail(NAME, f"reply must be text, got {type(raw).__name__}", str(raw))
-    reject_echo(NAME, [raw], raw, INSTRUCTIONS)  # first: a copied prompt is that, not "too many lines"
     lines = raw.strip().splitlines()
     if len(lines) != 2:
+        reject_echo(NAME, [raw], raw, INSTRUCTIONS)  # a copied prompt is that, not only "too many lines"
         labelled = [f"line {i} starts with {lab!r}" for i, line in enumerate(lines, start=1)
                     for lab in (QUESTION_LABEL, ANSWER_LABEL) if line.strip().startswith(lab)]
         seen = f" ({'; '.join(labelled)})" if labelled else " (no line starts with either label)"
@@ -99,4 +99,5 @@ def parse(raw: str) -> Result:
         if not value:
             fail(NAME, f"{label} value must not be blank", raw)
         values.append(reject_placeholder(value, label.rstrip(":").lower(), PLACEHOLDERS, NAME, raw))
+    reject_echo(NAME, values, raw, INSTRUCTIONS)
     return Result(question=values[0], answer=values[1])
