@@ -120,3 +120,16 @@ def test_profile_check_warns_about_a_blank_long_profile(tiny_corpus, tmp_path):
     failed = [c for o in outcomes for c in o.checks_failed]
     assert all(o.success for o in outcomes)  # a warning, not a failed run
     assert failed == ["generations:profile_context_present"]
+
+
+def test_premise_check_fails_when_no_verdict_was_possible(cfg, monkeypatch):
+    """Issue 22: every atomic item and fact summary invalid, so the premise judge writes 0 rows; its check
+    must fail ("expected N outputs, got 0") rather than pass on nothing."""
+    from interviewsim_core.llm.gateway import Gateway
+
+    monkeypatch.setattr(resources, "_gateway_for",
+                        lambda *_a: Gateway(cache=None, faults=FaultSpec(malformed_rate=1.0)))
+    outcomes = _run(cfg, "heldout_split,atomic_items,fact_summary,premise_verdicts")
+    assert all(o.success for o in outcomes)
+    failed = [c for o in outcomes for c in o.checks_failed]
+    assert "premise_verdicts:invalid_output_rate_under_threshold" in failed
