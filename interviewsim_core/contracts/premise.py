@@ -47,7 +47,7 @@ from typing import Literal, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.types import Message
-from ._guards import Instructions, reject_placeholder
+from ._guards import Instructions, reject_placeholder, string_leaves
 from ._json import fail, load_object, require_choice, require_keys, require_text
 
 PASS1_NAME = "premise_pass1"
@@ -209,17 +209,7 @@ def shape_placeholders(template: str) -> tuple[str, ...]:
     into the window"...): read out of the seed's text rather than restated, so they cannot drift."""
     start = template.index(_SHAPE_INTRO) + len(_SHAPE_INTRO)
     shape, _end = json.JSONDecoder().raw_decode(template, start)
-
-    def leaves(v: object) -> list[str]:
-        if isinstance(v, str):
-            return [v]
-        if isinstance(v, dict):
-            return [s for x in v.values() for s in leaves(x)]
-        if isinstance(v, list):
-            return [s for x in v for s in leaves(x)]
-        return []
-
-    return tuple(dict.fromkeys(leaves(shape)))
+    return tuple(dict.fromkeys(string_leaves(shape)))
 
 
 PASS1_PLACEHOLDERS = shape_placeholders(PASS_1_BLIND_RECONSTRUCTION_PROMPT)
