@@ -49,7 +49,10 @@ def read_asset(root: Path, asset: str, skip: frozenset[str] = frozenset()) -> pd
     frames = [read_frame(f, skip) for f in _files(as_root(root), asset)]
     frames = [f for f in frames if not f.empty]
     if not frames:
-        return empty_frame(asset) if asset in SCHEMAS else pd.DataFrame()
+        if asset not in SCHEMAS:
+            return pd.DataFrame()
+        empty = empty_frame(asset)  # the same columns as a read partition: without the skipped ones
+        return empty.drop(columns=[c for c in empty.columns if c in skip])
     return pd.concat(frames, ignore_index=True)
 
 
