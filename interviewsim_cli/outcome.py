@@ -66,6 +66,8 @@ class RunSummary:
     rate_checks_failed: list[str] = field(default_factory=list)
     statuses: dict[str, Counter] = field(default_factory=dict)
     threshold: float = 0.0
+    validity: dict[str, Counter] = field(default_factory=dict)
+    """Per table: ``first`` (valid on the first attempt), ``valid`` (after re-asks), ``outputs``."""
 
     def over_threshold(self) -> dict[str, float]:
         """Tables whose share of non-ok model outputs exceeds the threshold, with that share."""
@@ -110,6 +112,13 @@ class RunSummary:
                 detail = ", ".join(f"{n} {s}" for s, n in bad.items())
                 out.append(f"  {table}: {detail} of {total} model output(s) "
                            f"({sum(bad.values()) / total:.1%}; threshold {self.threshold:.1%})")
+        for table, v in sorted(self.validity.items()):
+            if v["outputs"] and v["valid"] != v["first"]:  # re-asks changed something: say by how much
+                out.append(f"  {table}: valid on first attempt {v['first']} of {v['outputs']}, "
+                           f"after re-asks {v['valid']} of {v['outputs']}")
+            elif v["outputs"] and v["valid"] < v["outputs"]:
+                out.append(f"  {table}: valid on first attempt {v['first']} of {v['outputs']}, "
+                           f"after re-asks {v['valid']} (re-asks fixed none)")
         for name in self.checks_failed + self.rate_checks_failed:
             out.append(f"  check failed: {name}")
         code = self.exit_code()
@@ -118,7 +127,35 @@ class RunSummary:
 
 
 def _status_columns(schema_names: Iterable[str]) -> list[str]:
-    return [c for c in schema_names if c == "status" or c.endswith("_status")]
+    from interviewsim_core.pipeline.expected import status_columns
+
+    return status_columns(schema_names)
+
+
+def _partitions(data_root: Path, personalities: Sequence[str], methods: Sequence[str]):
+    """(table, status columns, the file) for every covered partition with a status column."""
+    import pyarrow.parquet as pq
+
+    from interviewsim_core.pipeline.storage import partition_path
+    from interviewsim_core.pipeline.tables import PER_METHOD
+
+    root = Path(data_root)
+    if not root.is_dir():
+        return
+    for table_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        table = table_dir.name
+        files = ([partition_path(root, table, pid, m) for pid in personalities for m in methods]
+                 if table in PER_METHOD else [partition_path(root, table, pid) for pid in personalities])
+        for f in files:
+            if not f.is_file():
+                continue
+            try:
+                names = pq.read_schema(f).names
+            except (OSError, ValueError):
+                continue  # a table this summary cannot read is reported by the run itself
+            cols = _status_columns(names)
+            if cols:
+                yield table, cols, names, f
 
 
 def status_counts(data_root: Path, personalities: Sequence[str], methods: Sequence[str]) -> dict[str, Counter]:
@@ -128,31 +165,47 @@ def status_counts(data_root: Path, personalities: Sequence[str], methods: Sequen
     """
     import pyarrow.parquet as pq
 
-    from interviewsim_core.pipeline.storage import partition_path
-    from interviewsim_core.pipeline.tables import PER_METHOD
-
-    root = Path(data_root)
     counts: dict[str, Counter] = {}
-    if not root.is_dir():
-        return counts
-    for table_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        table = table_dir.name
-        files = ([partition_path(root, table, pid, m) for pid in personalities for m in methods]
-                 if table in PER_METHOD else [partition_path(root, table, pid) for pid in personalities])
-        for f in files:
-            if not f.is_file():
-                continue
-            try:
-                cols = _status_columns(pq.read_schema(f).names)
-                if not cols:
-                    continue
-                data = pq.read_table(f, columns=cols)
-            except (OSError, ValueError):
-                continue  # a table this summary cannot read is reported by the run itself
-            bucket = counts.setdefault(table, Counter())
-            for c in cols:
-                bucket.update(v for v in data.column(c).to_pylist() if v is not None)
+    for table, cols, _names, f in _partitions(data_root, personalities, methods):
+        try:
+            data = pq.read_table(f, columns=cols)
+        except (OSError, ValueError):
+            continue
+        bucket = counts.setdefault(table, Counter())
+        for c in cols:
+            bucket.update(v for v in data.column(c).to_pylist() if v is not None)
     return counts
+
+
+def validity_counts(data_root: Path, personalities: Sequence[str], methods: Sequence[str]) -> dict[str, Counter]:
+    """Per table, outputs valid on the first attempt and after re-asks, from the ``status``/``attempts``
+    call columns (``pass1_status``/``pass1_attempts``... for the premise judge's two passes).
+
+    An ok row with ``attempts == 1`` was valid as first answered; an ok row with more attempts needed
+    a re-ask (the gateway re-asks only after a contract break; transport retries are not attempts).
+    """
+    import pyarrow.parquet as pq
+
+    out: dict[str, Counter] = {}
+    for table, cols, names, f in _partitions(data_root, personalities, methods):
+        pairs = [(c, c[: -len("status")] + "attempts") for c in cols]
+        pairs = [(c, a) for c, a in pairs if a in names]
+        if not pairs:
+            continue
+        try:
+            data = pq.read_table(f, columns=[x for pair in pairs for x in pair])
+        except (OSError, ValueError):
+            continue
+        bucket = out.setdefault(table, Counter(first=0, valid=0, outputs=0))
+        for c, a in pairs:
+            for status, attempts in zip(data.column(c).to_pylist(), data.column(a).to_pylist()):
+                if status is None:
+                    continue
+                bucket["outputs"] += 1
+                if status == "ok":
+                    bucket["valid"] += 1
+                    bucket["first"] += int(attempts == 1)
+    return out
 
 
 def summarise(outcomes, n_planned: int, refused: Sequence[str], stale: Sequence[str],
@@ -168,6 +221,7 @@ def summarise(outcomes, n_planned: int, refused: Sequence[str], stale: Sequence[
         rate_checks_failed=[c for c in failed_checks if c.endswith(f":{INVALID_RATE_CHECK}")],
         statuses=status_counts(data_root, personalities, methods),
         threshold=threshold,
+        validity=validity_counts(data_root, personalities, methods),
     )
 
 

@@ -16,6 +16,7 @@ import re
 from typing import Any, Collection, NoReturn
 
 from ..errors import ContractParseError
+from ._guards import Instructions, echo_reason, reject_echo, string_leaves
 
 # One fence around the whole reply: ```json / ```JSON / ``` on its own line, the object, ``` last.
 _FENCE = re.compile(r"\A```(?:json)?[ \t]*\r?\n(?P<body>.*?)\r?\n?[ \t]*```\Z", re.DOTALL | re.IGNORECASE)
@@ -53,12 +54,16 @@ def unfence(raw: str) -> str:
     return m.group("body").strip() if m else text
 
 
-def load_object(raw: str, contract: str) -> dict[str, Any]:
+def load_object(raw: str, contract: str, instructions: Instructions | None = None) -> dict[str, Any]:
     """Decode a reply that must be exactly one JSON object (optionally fenced).
+
+    With ``instructions``, the echo rule (``_guards``) runs too: on every string in the object, and
+    on a reply that is not JSON at all, so that a copied prompt is reported as a copy (which a re-ask
+    can name) rather than only as "not JSON".
 
     Raises:
         ContractParseError: not a string, empty, not JSON, trailing text, duplicate keys,
-            NaN/Infinity, or a top-level value that is not an object.
+            NaN/Infinity, a top-level value that is not an object, or an echo of the instructions.
     """
     if not isinstance(raw, str):
         fail(contract, f"reply must be text, got {type(raw).__name__}", str(raw))
@@ -70,9 +75,13 @@ def load_object(raw: str, contract: str) -> dict[str, Any]:
     except _Reject as exc:
         fail(contract, str(exc), raw)
     except json.JSONDecodeError as exc:
-        fail(contract, f"not one JSON object: {exc.msg} at line {exc.lineno} column {exc.colno}", raw)
+        reason = f"not one JSON object: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        echo = echo_reason(raw, instructions) if instructions is not None else None
+        fail(contract, f"{reason}; {echo}" if echo else reason, raw)
     if not isinstance(value, dict):
         fail(contract, f"top-level JSON value must be an object, got {type(value).__name__}", raw)
+    if instructions is not None:
+        reject_echo(contract, string_leaves(value), raw, instructions)
     return value
 
 

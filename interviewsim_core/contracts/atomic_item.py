@@ -18,16 +18,21 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.types import Message
+from ._guards import Instructions, format_literals, reject_echo, reject_placeholder
 from ._json import fail
 
 NAME = "atomic_item"
 CONTRACT_VERSION = "1"
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"  # 2: placeholders and echoes of the instructions are invalid (issue 22)
 
 MARKER = "## InterviewSim task: atomic fact item"
 
 QUESTION_LABEL = "Atomic Question:"
 ANSWER_LABEL = "Atomic Answer:"
+QUESTION_PLACEHOLDER = "<one question about the claim>"
+ANSWER_PLACEHOLDER = "<the short exact answer>"
+PLACEHOLDERS = (QUESTION_PLACEHOLDER, ANSWER_PLACEHOLDER)
+"""The reply lines' placeholders: the template is built from them and the parser refuses them as content."""
 
 SYSTEM_TEMPLATE = (
     MARKER + "\n"
@@ -38,11 +43,14 @@ SYSTEM_TEMPLATE = (
     "- be answerable from the response alone, with no outside knowledge;\n"
     "- add no information that the response does not contain.\n\n"
     "Reply with exactly these two lines and nothing else:\n"
-    f"{QUESTION_LABEL} <one question about the claim>\n"
-    f"{ANSWER_LABEL} <the short exact answer>"
+    f"{QUESTION_LABEL} {QUESTION_PLACEHOLDER}\n"
+    f"{ANSWER_LABEL} {ANSWER_PLACEHOLDER}"
 )
 
 USER_TEMPLATE = "Interview question:\n<question>\n{question}\n</question>\n\nResponse:\n<response>\n{response}\n</response>"
+
+INSTRUCTIONS = Instructions(SYSTEM_TEMPLATE, *format_literals(USER_TEMPLATE))
+"""The contract's own wording, for the echo rule (``_guards``); the question and response are data."""
 
 
 class Result(BaseModel):
@@ -70,13 +78,18 @@ def parse(raw: str) -> Result:
     """The two labelled lines, see the module docstring.
 
     Raises:
-        ContractParseError: wrong line count, wrong or missing labels, blank values.
+        ContractParseError: an echo of the instructions, wrong line count, wrong or missing labels,
+            blank values, a value that is the template's placeholder.
     """
     if not isinstance(raw, str):
         fail(NAME, f"reply must be text, got {type(raw).__name__}", str(raw))
     lines = raw.strip().splitlines()
     if len(lines) != 2:
-        fail(NAME, f"reply must be exactly 2 lines ({QUESTION_LABEL} / {ANSWER_LABEL}), got {len(lines)}", raw)
+        reject_echo(NAME, [raw], raw, INSTRUCTIONS)  # a copied prompt is that, not only "too many lines"
+        labelled = [f"line {i} starts with {lab!r}" for i, line in enumerate(lines, start=1)
+                    for lab in (QUESTION_LABEL, ANSWER_LABEL) if line.strip().startswith(lab)]
+        seen = f" ({'; '.join(labelled)})" if labelled else " (no line starts with either label)"
+        fail(NAME, f"reply must be exactly 2 lines ({QUESTION_LABEL} / {ANSWER_LABEL}), got {len(lines)}{seen}", raw)
     values = []
     for line, label in zip(lines, (QUESTION_LABEL, ANSWER_LABEL)):
         line = line.strip()
@@ -85,5 +98,6 @@ def parse(raw: str) -> Result:
         value = line[len(label) :].strip()
         if not value:
             fail(NAME, f"{label} value must not be blank", raw)
-        values.append(value)
+        values.append(reject_placeholder(value, label.rstrip(":").lower(), PLACEHOLDERS, NAME, raw))
+    reject_echo(NAME, values, raw, INSTRUCTIONS)
     return Result(question=values[0], answer=values[1])

@@ -10,11 +10,12 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..llm.types import Message
+from ._guards import Instructions, format_literals, reject_placeholder
 from ._json import load_object, require_int, require_keys, require_text
 
 NAME = "content_similarity"
 CONTRACT_VERSION = "1"
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"  # 2: placeholders and echoes of the instructions are invalid (issue 22)
 
 MARKER = "## InterviewSim task: content similarity judgment"
 
@@ -26,6 +27,11 @@ RUBRIC = (
     "5: the same core ideas as the ground-truth (reference) answer."
 )
 
+SCORE_PLACEHOLDER = "<integer 1-5>"
+EXPLANATION_PLACEHOLDER = "<why this score, citing the two responses>"
+PLACEHOLDERS = (SCORE_PLACEHOLDER, EXPLANATION_PLACEHOLDER)
+"""The reply shape's placeholders: the template is built from them and the parser refuses them as content."""
+
 SYSTEM_TEMPLATE = (
     MARKER + "\n"
     "You compare a candidate interview response with the reference response the person actually "
@@ -33,7 +39,7 @@ SYSTEM_TEMPLATE = (
     "wording, tone, style and length.\n\n"
     "Score the candidate with an integer from 1 to 5:\n" + RUBRIC + "\n\n"
     "Reply with exactly one JSON object and nothing else, in this shape:\n"
-    '{"score": <integer 1-5>, "explanation": "<why this score, citing the two responses>"}\n'
+    '{"score": ' + SCORE_PLACEHOLDER + ', "explanation": "' + EXPLANATION_PLACEHOLDER + '"}\n'
     "No other fields."
 )
 
@@ -41,6 +47,9 @@ USER_TEMPLATE = (
     "Reference response:\n<reference>\n{reference}\n</reference>\n\n"
     "Candidate response:\n<candidate>\n{candidate}\n</candidate>"
 )
+
+INSTRUCTIONS = Instructions(SYSTEM_TEMPLATE, *format_literals(USER_TEMPLATE))
+"""The contract's own wording, for the echo rule (``_guards``); the responses compared are data."""
 
 SCORE_MIN, SCORE_MAX = 1, 5
 
@@ -71,10 +80,12 @@ def parse(raw: str) -> Result:
 
     Raises:
         ContractParseError: any other shape, a boolean or float score, an out-of-range score,
-            a blank explanation, duplicate keys or text around the object.
+            a blank explanation, an explanation that is the template's placeholder, an echo of
+            the instructions, duplicate keys or text around the object.
     """
-    obj = load_object(raw, NAME)
+    obj = load_object(raw, NAME, INSTRUCTIONS)
     require_keys(obj, ("score", "explanation"), NAME, raw)
     score = require_int(obj["score"], "score", SCORE_MIN, SCORE_MAX, NAME, raw)
-    explanation = require_text(obj["explanation"], "explanation", NAME, raw)
+    explanation = reject_placeholder(require_text(obj["explanation"], "explanation", NAME, raw), "explanation",
+                                     PLACEHOLDERS, NAME, raw)
     return Result(score=score, explanation=explanation)

@@ -14,14 +14,21 @@ from typing import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.types import Message
+from ._guards import Instructions, format_literals, reject_placeholder
 from ._json import load_object, require_keys, require_text
 from .generation import one_line
 
 NAME = "fact_summary"
 CONTRACT_VERSION = "1"
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"  # 2: placeholders and echoes of the instructions are invalid (issue 22)
 
 MARKER = "## InterviewSim task: evaluation fact summary"
+
+SUMMARY_PLACEHOLDER = "<the fact summary as plain prose>"
+EXPLANATION_PLACEHOLDER = "<how the summary was built from the responses>"
+PLACEHOLDERS = (SUMMARY_PLACEHOLDER, EXPLANATION_PLACEHOLDER)
+"""The reply shape's placeholders: the template is built from them and the parser refuses them as content
+(a placeholder summary would otherwise become the FC judge's evidence)."""
 
 SYSTEM_TEMPLATE = (
     MARKER + "\n"
@@ -38,12 +45,15 @@ SYSTEM_TEMPLATE = (
     "- Preserve changes over time: if the person's view or situation changed, say so and keep both.\n"
     "- No citations, links, URLs, source identifiers, response numbers or other provenance fields.\n\n"
     "Reply with exactly one JSON object and nothing else, in this shape:\n"
-    '{"summary": "<the fact summary as plain prose>", "explanation": "<how the summary was built from the responses>"}\n'
+    '{"summary": "' + SUMMARY_PLACEHOLDER + '", "explanation": "' + EXPLANATION_PLACEHOLDER + '"}\n'
     "No other fields."
 )
 
 USER_HEADER = "Personality ID: {personality_id}\nResponses ({n}):"
 RESPONSE_PREFIX = "- "
+
+INSTRUCTIONS = Instructions(SYSTEM_TEMPLATE, *format_literals(USER_HEADER))
+"""The contract's own wording, for the echo rule (``_guards``); the held-out responses are data."""
 
 
 class Result(BaseModel):
@@ -79,11 +89,11 @@ def parse(raw: str) -> Result:
     """Exactly ``{"summary": non-blank, "explanation": non-blank}``, optionally fenced.
 
     Raises:
-        ContractParseError: additional or missing fields, duplicate keys, non-string or blank values.
+        ContractParseError: additional or missing fields, duplicate keys, non-string or blank values,
+            a value that is the template's placeholder, an echo of the instructions.
     """
-    obj = load_object(raw, NAME)
+    obj = load_object(raw, NAME, INSTRUCTIONS)
     require_keys(obj, ("summary", "explanation"), NAME, raw)
-    return Result(
-        summary=require_text(obj["summary"], "summary", NAME, raw),
-        explanation=require_text(obj["explanation"], "explanation", NAME, raw),
-    )
+    values = {f: reject_placeholder(require_text(obj[f], f, NAME, raw), f, PLACEHOLDERS, NAME, raw)
+              for f in ("summary", "explanation")}
+    return Result(**values)

@@ -12,16 +12,23 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.types import Message
+from ._guards import Instructions, format_literals, reject_placeholder
 from ._json import load_object, require_choice, require_keys, require_text
 
 NAME = "factual_consistency"
 CONTRACT_VERSION = "1"
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"  # 2: placeholders and echoes of the instructions are invalid (issue 22)
 
 MARKER = "## InterviewSim task: factual consistency judgment"
 
 LABELS = ("Entailment", "Neutral", "Contradiction")
 Label = Literal["Entailment", "Neutral", "Contradiction"]
+
+EXPLANATION_PLACEHOLDER = "<justification from the fact summary>"
+LABEL_PLACEHOLDER = " | ".join(f'"{label}"' for label in LABELS)
+PLACEHOLDERS = (EXPLANATION_PLACEHOLDER,)
+"""The explanation's placeholder: the template is built from it and the parser refuses it as content
+(the label's placeholder, the list of labels, is already refused as not one label)."""
 
 SYSTEM_TEMPLATE = (
     MARKER + "\n"
@@ -32,7 +39,7 @@ SYSTEM_TEMPLATE = (
     "- Neutral: the evidence neither supports nor conflicts with the answer;\n"
     "- Contradiction: the evidence conflicts with the answer.\n\n"
     "Reply with exactly one JSON object and nothing else, in this shape:\n"
-    '{"label": "Entailment" | "Neutral" | "Contradiction", "explanation": "<justification from the fact summary>"}\n'
+    '{"label": ' + LABEL_PLACEHOLDER + ', "explanation": "' + EXPLANATION_PLACEHOLDER + '"}\n'
     "No other fields."
 )
 
@@ -40,6 +47,9 @@ USER_TEMPLATE = (
     "Fact summary:\n<fact_summary>\n{summary}\n</fact_summary>\n\n"
     "Generated answer:\n<generated_answer>\n{answer}\n</generated_answer>"
 )
+
+INSTRUCTIONS = Instructions(SYSTEM_TEMPLATE, *format_literals(USER_TEMPLATE))
+"""The contract's own wording, for the echo rule (``_guards``); the summary and the answer are data."""
 
 
 class Result(BaseModel):
@@ -67,9 +77,12 @@ def parse(raw: str) -> Result:
     """Exactly ``{"label": one of LABELS, "explanation": non-blank}``, optionally fenced.
 
     Raises:
-        ContractParseError: any other label (recased, synonym, padded), shape or type.
+        ContractParseError: any other label (recased, synonym, padded), shape or type, an
+            explanation that is the template's placeholder, an echo of the instructions.
     """
-    obj = load_object(raw, NAME)
+    obj = load_object(raw, NAME, INSTRUCTIONS)
     require_keys(obj, ("label", "explanation"), NAME, raw)
     label = require_choice(obj["label"], "label", LABELS, NAME, raw)
-    return Result(label=label, explanation=require_text(obj["explanation"], "explanation", NAME, raw))  # type: ignore[arg-type]
+    explanation = reject_placeholder(require_text(obj["explanation"], "explanation", NAME, raw), "explanation",
+                                     PLACEHOLDERS, NAME, raw)
+    return Result(label=label, explanation=explanation)  # type: ignore[arg-type]

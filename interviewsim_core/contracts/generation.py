@@ -23,10 +23,11 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import ContractParseError
 from ..llm.types import Message
 from ..llm.wire import remember_prefix
+from ._guards import Instructions, echo_reason, format_literals
 
 NAME = "generation"
 CONTRACT_VERSION = "1"
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"  # 2: an echo of the instructions is invalid (issue 22)
 
 MARKER = "## InterviewSim task: interview response generation"
 
@@ -46,6 +47,14 @@ EXAMPLE_RESPONSE = "Training example response: "
 NO_CONTEXT_LINE = "Context: none."
 NEW_QUESTION = "New question: "
 FINAL_INSTRUCTION = "Return response text only."
+
+INSTRUCTIONS = Instructions(
+    *format_literals(SYSTEM_TEMPLATE), PROFILE_HEADING, EXAMPLES_HEADING, EXAMPLE_QUESTION, EXAMPLE_RESPONSE,
+    NO_CONTEXT_LINE, NEW_QUESTION, FINAL_INSTRUCTION,
+)
+"""The tool's own wording, for the echo rule (``_guards``). The profile, the training examples and the
+question are data: a response may repeat a training answer (the offline generator does), but not
+the instructions."""
 
 
 class ExampleLike(Protocol):
@@ -148,13 +157,17 @@ def _builder(personality_id: str, context: ContextLike | None, *, shared: bool) 
 
 
 def parse(raw: str) -> Result:
-    """Any non-blank text is one response; it is stored stripped.
+    """Any non-blank text that does not repeat the instructions is one response; it is stored stripped.
 
     Raises:
-        ContractParseError: the reply is not text or is blank.
+        ContractParseError: the reply is not text, is blank, or echoes the instructions (a run of
+            ``_guards.ECHO_WORDS`` words of the system prompt, as small models do).
     """
     if not isinstance(raw, str):
         raise ContractParseError(NAME, f"reply must be text, got {type(raw).__name__}", str(raw))
     if not raw.strip():
         raise ContractParseError(NAME, "blank response", raw)
+    echo = echo_reason(raw, INSTRUCTIONS)
+    if echo is not None:
+        raise ContractParseError(NAME, echo, raw)
     return Result(response=raw.strip())

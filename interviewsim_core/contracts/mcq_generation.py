@@ -26,12 +26,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..llm.types import Message
+from ._guards import Instructions, format_literals, reject_placeholder
 from ._json import fail, load_object, require_choice, require_keys, require_text
 from .generation import one_line
 
 NAME = "mcq_generation"
 CONTRACT_VERSION = "1"
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"  # 2: placeholders and echoes of the instructions are invalid (issue 22)
 
 MARKER = "## InterviewSim task: multiple-choice item construction"
 
@@ -117,14 +118,25 @@ class ShuffledItem(BaseModel):
             return None
 
 
+QUESTION_PLACEHOLDER = "<the atomic question>"
+OPTION_PLACEHOLDERS = {k: f"<{k} option>" for k in KINDS_BY_COUNT[4]}
+PLACEHOLDERS = (QUESTION_PLACEHOLDER, *OPTION_PLACEHOLDERS.values())
+"""The reply shape's placeholders (``_shape`` builds the template from them; the parser refuses them)."""
+
+INSTRUCTIONS = Instructions(
+    *format_literals(SYSTEM_TEMPLATE), *format_literals(USER_TEMPLATE), *KIND_DESCRIPTIONS.values()
+)
+"""The contract's own wording, for the echo rule (``_guards``); the atomic question and answer are data."""
+
+
 def _check_count(n_options: int) -> None:
     if n_options not in KINDS_BY_COUNT:
         raise ValueError(f"n_options must be 3 or 4, got {n_options!r}")
 
 
 def _shape(n: int) -> str:
-    opts = ",\n".join(f'    {{"kind": "{k}", "text": "<{k} option>"}}' for k in KINDS_BY_COUNT[n])
-    return '{\n  "question": "<the atomic question>",\n  "options": [\n' + opts + '\n  ],\n  "correct_answer": "A"\n}'
+    opts = ",\n".join(f'    {{"kind": "{k}", "text": "{OPTION_PLACEHOLDERS[k]}"}}' for k in KINDS_BY_COUNT[n])
+    return '{\n  "question": "' + QUESTION_PLACEHOLDER + '",\n  "options": [\n' + opts + '\n  ],\n  "correct_answer": "A"\n}'
 
 
 def build_messages(atomic_question: str, atomic_answer: str, n_options: int) -> list[Message]:
@@ -151,13 +163,15 @@ def parse(raw: str, atomic_question: str, atomic_answer: str, n_options: int) ->
     """The generated item, checked against the atomic inputs and the option count.
 
     Raises:
-        ContractParseError: any breach of the shape, order, key, equality or uniqueness rules.
+        ContractParseError: any breach of the shape, order, key, equality or uniqueness rules, a
+            question or option that is a placeholder of the template, an echo of the instructions.
         ValueError: n_options is not 3 or 4 (a caller error, not a model error).
     """
     _check_count(n_options)
-    obj = load_object(raw, NAME)
+    obj = load_object(raw, NAME, INSTRUCTIONS)
     require_keys(obj, ("question", "options", "correct_answer"), NAME, raw)
-    question = require_text(obj["question"], "question", NAME, raw)
+    question = reject_placeholder(require_text(obj["question"], "question", NAME, raw), "question",
+                                  PLACEHOLDERS, NAME, raw)
     if one_line(question) != one_line(atomic_question):
         fail(NAME, "question must equal the atomic question", raw)
     require_choice(obj["correct_answer"], "correct_answer", ("A",), NAME, raw)
@@ -174,7 +188,9 @@ def parse(raw: str, atomic_question: str, atomic_answer: str, n_options: int) ->
             fail(NAME, f"{where} must be an object, got {type(item).__name__}", raw)
         require_keys(item, ("kind", "text"), NAME, raw, where=where)
         require_choice(item["kind"], f"{where}.kind", (kind,), NAME, raw)
-        options.append(Option(kind=kind, text=require_text(item["text"], f"{where}.text", NAME, raw)))  # type: ignore[arg-type]
+        text = reject_placeholder(require_text(item["text"], f"{where}.text", NAME, raw), f"{where}.text",
+                                  PLACEHOLDERS, NAME, raw)
+        options.append(Option(kind=kind, text=text))  # type: ignore[arg-type]
     if one_line(options[0].text) != one_line(atomic_answer):
         fail(NAME, "the first (correct) option must equal the atomic answer", raw)
     seen = [option_key(o.text) for o in options]

@@ -29,12 +29,13 @@ from typing import Literal, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.types import Message
+from ._guards import Instructions, format_literals, reject_echo, reject_placeholder
 from ._json import fail
 from .generation import one_line
 
 NAME = "personality"
 CONTRACT_VERSION = "1"
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"  # 2: each breach named; placeholders and echoes invalid (issue 22)
 
 MARKER = "## InterviewSim task: Big Five trait rating"
 
@@ -52,6 +53,12 @@ TRAIT_DESCRIPTIONS = {
     "neuroticism": "anxiety, moodiness, vulnerability to stress and negative emotion",
 }
 
+LEVEL_PLACEHOLDER = "LEVEL"
+JUSTIFICATION_PLACEHOLDER = "YOUR REASONS, FROM THE RESPONSES"
+PLACEHOLDERS = (JUSTIFICATION_PLACEHOLDER,)
+"""The justification's placeholder: the template is built from it and the parser refuses it as content
+(``LEVEL`` is already refused as not a level)."""
+
 SYSTEM_TEMPLATE = (
     MARKER + "\n"
     "You infer one Big Five (OCEAN) personality trait of a person from a collection of their "
@@ -59,8 +66,8 @@ SYSTEM_TEMPLATE = (
     "Trait: {trait} ({description}).\n"
     "Rate the person's level of this trait as exactly one of Low, Neutral or High.\n\n"
     "Reply with exactly this and nothing else:\n"
-    "<rate>LEVEL</rate> <justification>YOUR REASONS, FROM THE RESPONSES</justification>\n"
-    "where LEVEL is Low, Neutral or High."
+    f"<rate>{LEVEL_PLACEHOLDER}</rate> <justification>{JUSTIFICATION_PLACEHOLDER}</justification>\n"
+    f"where {LEVEL_PLACEHOLDER} is Low, Neutral or High."
 )
 
 USER_HEADER = "Trait: {trait}\nResponses:"
@@ -70,6 +77,11 @@ _REPLY = re.compile(
     r"\A<rate>(?P<rate>[^<]*)</rate>\s*<justification>(?P<just>.*)</justification>\Z", re.DOTALL
 )
 _TAG = re.compile(r"</?(?:rate|justification)>")
+_ANY_TAG = re.compile(r"</?\s*([A-Za-z_][\w-]*)\s*/?>")
+_TAGS = ("<rate>", "</rate>", "<justification>", "</justification>")
+
+INSTRUCTIONS = Instructions(*format_literals(SYSTEM_TEMPLATE), *TRAIT_DESCRIPTIONS.values())
+"""The contract's own wording, for the echo rule (``_guards``); the rated responses are data."""
 
 
 class Result(BaseModel):
@@ -104,25 +116,73 @@ def build_messages(trait: str, responses: Sequence[str]) -> list[Message]:
     return [Message(role="system", content=system), Message(role="user", content=user)]
 
 
+def shape_problems(text: str) -> list[str]:
+    """Every way ``text`` (stripped) misses ``<rate>..</rate> <justification>..</justification>``, named.
+
+    Called when the reply does not match the shape, so that the parse error (and the re-ask built
+    from it) says *what* to fix: a misspelled or unknown tag, a missing or repeated tag, tags out of
+    order, text before, between or after them.
+    """
+    problems: list[str] = []
+    unknown = sorted({m.group(0) for m in _ANY_TAG.finditer(text)} - set(_TAGS))
+    if unknown:
+        problems.append(f"unknown tag(s) {unknown} (only {list(_TAGS)} are allowed; check the spelling)")
+    counts = {tag: text.count(tag) for tag in _TAGS}
+    missing = [tag for tag, n in counts.items() if n == 0]
+    repeated = [tag for tag, n in counts.items() if n > 1]
+    if missing:
+        problems.append(f"missing {' and '.join(missing)}")
+    if repeated:
+        problems.append(f"{' and '.join(repeated)} more than once (give exactly one rating and one justification)")
+    if not missing and not repeated:
+        positions = [text.index(tag) for tag in _TAGS]
+        if positions != sorted(positions):
+            problems.append("tags out of order (it must be <rate>, </rate>, <justification>, </justification>)")
+        else:
+            before = text[: positions[0]].strip()
+            between = text[positions[1] + len("</rate>") : positions[2]].strip()
+            after = text[positions[3] + len("</justification>") :].strip()
+            for where, extra in (("before <rate>", before), ("between </rate> and <justification>", between),
+                                 ("after </justification>", after)):
+                if extra:
+                    problems.append(f"text {where}: {extra[:40]!r}")
+            rate = text[positions[0] + len("<rate>") : positions[1]]
+            if "<" in rate:
+                problems.append(f"the rate holds a tag: {rate[:40]!r}")
+    return problems or ["reply must be exactly <rate>LEVEL</rate> <justification>TEXT</justification>"]
+
+
 def parse(raw: str) -> Result:
     """``<rate>Low|Neutral|High</rate> <justification>...</justification>``, see the module docstring.
 
     Raises:
-        ContractParseError: any deviation from that shape.
+        ContractParseError: any deviation from that shape, each problem named (``shape_problems``),
+            a justification that is the template's placeholder, an echo of the instructions.
     """
     if not isinstance(raw, str):
         fail(NAME, f"reply must be text, got {type(raw).__name__}", str(raw))
-    m = _REPLY.match(raw.strip())
+    reject_echo(NAME, [raw], raw, INSTRUCTIONS)
+    text = raw.strip()
+    m = _REPLY.match(text)
     if m is None:
-        fail(NAME, "reply must be exactly <rate>LEVEL</rate> <justification>TEXT</justification>", raw)
+        fail(NAME, "reply must be exactly <rate>LEVEL</rate> <justification>TEXT</justification>: "
+             + "; ".join(shape_problems(text)), raw)
     rate, just = m.group("rate"), m.group("just")
     if rate not in LEVELS:
-        fail(NAME, f"rate must be exactly one of {list(LEVELS)}, got {rate!r}", raw)
+        hint = ""
+        if rate.strip() in LEVELS:
+            hint = " (no spaces inside the tag)"
+        elif rate.strip().capitalize() in LEVELS:
+            hint = f" (write it exactly as {rate.strip().capitalize()!r}: the level is case-sensitive)"
+        elif rate.strip() == LEVEL_PLACEHOLDER:
+            hint = " (the instructions' placeholder: replace it with the level)"
+        fail(NAME, f"rate must be exactly one of {list(LEVELS)}, got {rate!r}{hint}", raw)
     if _TAG.search(just):
-        fail(NAME, "justification contains another rate/justification tag", raw)
+        fail(NAME, "justification contains another rate/justification tag: " + "; ".join(shape_problems(text)), raw)
     if not just.strip():
         fail(NAME, "justification must not be blank", raw)
-    return Result(rate=rate, justification=just.strip())  # type: ignore[arg-type]
+    justification = reject_placeholder(just.strip(), "justification", PLACEHOLDERS, NAME, raw)
+    return Result(rate=rate, justification=justification)  # type: ignore[arg-type]
 
 
 def modal_vote(rates: Sequence[str]) -> tuple[str, float]:

@@ -22,6 +22,10 @@ Parser decisions where the seed leaves room (all part of PARSER_VERSION):
 * The commentary fields ``interpretation_notes`` and ``force_notes`` may be empty (a preserved
   force has nothing to name); the slot values, inference, labels, elements, evidence, gaps and
   ``primary_cause`` must be non-blank.
+* No string anywhere in a reply may be a placeholder of the seed's output shape ("…", "… or NONE",
+  "brief pointer into the window"...: ``shape_placeholders`` reads them out of the template), and no
+  string may repeat a run of the template's own wording (``_guards``): both are a copied prompt,
+  not a judgment (issue 22).
 * ``unknown_slots`` entries must name one of the five slots (case-insensitive, stored lowercase,
   no repeats), because the verdict depends on which slot is unknown.
 * A slot value reads as UNKNOWN when it is ``UNKNOWN`` or starts with ``UNKNOWN`` followed by a
@@ -43,12 +47,13 @@ from typing import Literal, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.types import Message
+from ._guards import Instructions, reject_placeholder, string_leaves
 from ._json import fail, load_object, require_choice, require_keys, require_text
 
 PASS1_NAME = "premise_pass1"
 PASS2_NAME = "premise_pass2"
 CONTRACT_VERSION = "1"
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"  # 3: the output shape's placeholders and echoes of the prompt are invalid (issue 22)
 
 PASS_1_BLIND_RECONSTRUCTION_PROMPT = """You are evaluating whether a stored conclusion can function as a PREMISE for future reasoning by a reader who will NEVER see the conversation it came from.
 
@@ -196,6 +201,35 @@ _ELEMENT_KEYS = ("element", "classification", "evidence")
 _ATTRIBUTION_KEYS = ("gap", "attribution", "evidence")
 
 _PLACEHOLDER = re.compile(r"\{(conclusion|pass_1_json|peer_id|window)\}")
+_SHAPE_INTRO = "Return ONLY a JSON object: "
+
+
+def shape_placeholders(template: str) -> tuple[str, ...]:
+    """The string values of the template's example output object ("…", "… or NONE", "brief pointer
+    into the window"...): read out of the seed's text rather than restated, so they cannot drift."""
+    start = template.index(_SHAPE_INTRO) + len(_SHAPE_INTRO)
+    shape, _end = json.JSONDecoder().raw_decode(template, start)
+    return tuple(dict.fromkeys(string_leaves(shape)))
+
+
+PASS1_PLACEHOLDERS = shape_placeholders(PASS_1_BLIND_RECONSTRUCTION_PROMPT)
+PASS2_PLACEHOLDERS = shape_placeholders(PASS_2_SOURCE_VERIFICATION_PROMPT)
+PASS1_INSTRUCTIONS = Instructions(*_PLACEHOLDER.split(PASS_1_BLIND_RECONSTRUCTION_PROMPT)[::2])
+PASS2_INSTRUCTIONS = Instructions(*_PLACEHOLDER.split(PASS_2_SOURCE_VERIFICATION_PROMPT)[::2])
+"""Each pass's own wording for the echo rule (``_guards``): the template's text between its
+placeholders; the conclusion, the pass-1 JSON and the window are data a reply may quote."""
+
+
+def _reject_placeholders(value: object, where: str, placeholders: tuple[str, ...], contract: str, raw: str) -> None:
+    """Every string in the reply, at any depth, must be content rather than a placeholder of the shape."""
+    if isinstance(value, str):
+        reject_placeholder(value, where, placeholders, contract, raw)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _reject_placeholders(v, f"{where}.{k}" if where else str(k), placeholders, contract, raw)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _reject_placeholders(v, f"{where}[{i}]", placeholders, contract, raw)
 
 
 def _marker(value: str, word: str) -> bool:
@@ -390,8 +424,9 @@ def parse_pass1(raw: str) -> Pass1Result:
         ContractParseError: any breach, with the raw text.
     """
     c = PASS1_NAME
-    obj = load_object(raw, c)
+    obj = load_object(raw, c, PASS1_INSTRUCTIONS)
     require_keys(obj, _PASS1_KEYS, c, raw)
+    _reject_placeholders(obj, "", PASS1_PLACEHOLDERS, c, raw)
     slots = {s: require_text(obj[s], s, c, raw) for s in SLOTS}
     unknown = _text_list(obj["unknown_slots"], "unknown_slots", c, raw)
     names = tuple(u.lower() for u in unknown)
@@ -423,8 +458,9 @@ def parse_pass2(raw: str) -> Pass2Result:
         ContractParseError: any breach, with the raw text.
     """
     c = PASS2_NAME
-    obj = load_object(raw, c)
+    obj = load_object(raw, c, PASS2_INSTRUCTIONS)
     require_keys(obj, _PASS2_KEYS, c, raw)
+    _reject_placeholders(obj, "", PASS2_PLACEHOLDERS, c, raw)
     elements = [
         UnsupportedElement(
             element=require_text(e["element"], f"unsupported_elements[{i}].element", c, raw),

@@ -22,6 +22,7 @@ from ..metrics.human_agreement import human_agreement, load_human_labels
 from ..metrics.leaderboard import DEFAULT_COVERAGE_THRESHOLD, empty_reason
 from ..metrics.ps_stability import PAPER_STABILITY, stability_summary
 from ..metrics.registry import family
+from ..pipeline.expected import bad_outputs, valid_inputs_reason
 from ..pipeline.tables import empty_frame
 from . import agreement, breakdowns, cost, leaderboard, mcq_analyses, overlap, paired
 from .catalog import order_methods
@@ -44,11 +45,20 @@ def _not_run(key: str, title: str, note: str) -> Section:
     return Section(key, title, "not_run", note)
 
 
-def _outputs_reason(df: pd.DataFrame, family_key: str) -> str:
-    """Why a judgment table gives nothing to analyse, with counts ("0 valid FC judgments (38 of 38 invalid)")."""
+def _not_run_reason(table: str, tables: dict[str, pd.DataFrame] | None) -> str | None:
+    """"not run: 0 valid fact summaries (1 invalid of 1)" when ``table``'s step had no valid input, or None."""
+    why = valid_inputs_reason(table, tables) if tables is not None else None
+    return f"not run: {why}" if why else None
+
+
+def _outputs_reason(df: pd.DataFrame, family_key: str, tables: dict[str, pd.DataFrame] | None = None) -> str:
+    """Why a judgment table gives nothing to analyse, with counts ("0 valid FC judgments (38 of 38 invalid)").
+
+    An empty table whose step had no valid input (FC after an invalid fact summary) says that input.
+    """
     fam = family(family_key)
     if df.empty:
-        return f"No {fam.source} table: not run."
+        return f"No {fam.source} table: {_not_run_reason(fam.source, tables) or 'not run'}."
     st = df["status"].value_counts()
     n_ok, inv, fail = int(st.get("ok", 0)), int(st.get("invalid", 0)), int(st.get("failed", 0))
     reason = empty_reason(fam, len(df), n_ok, inv, fail, len(df) - n_ok - inv - fail)
@@ -71,8 +81,8 @@ def _meta(tables: dict[str, pd.DataFrame], data_root: Path | None, title: str | 
     builders = sorted(set(_unique(tables["fact_summary"], "model")) | set(_unique(tables["mcq_items"], "model")))
     n_test = int((heldout["partition"] == "test").sum()) if not heldout.empty else 0
     n_train = int((heldout["partition"] == "train").sum()) if not heldout.empty else 0
-    invalid = sum(int((t["status"] != "ok").sum()) for name, t in tables.items()
-                  if "status" in t.columns and not t.empty)
+    # Every status column of every table, as the run summary counts them (pipeline.expected).
+    invalid = sum(bad_outputs(t)[0] for t in tables.values())
     return {
         "title": title or (f"InterviewSim report: {data_root.name}" if data_root else "InterviewSim report"),
         "data_root": str(data_root) if data_root else None,
@@ -204,7 +214,7 @@ def _tag_section(tables: dict[str, pd.DataFrame]) -> Section:
     df = breakdowns.by_tag(tables)
     if df.empty:
         why = ("No heldout_split table: no question tags." if tables["heldout_split"].empty
-               else _outputs_reason(tables["factual_consistency"], "fc"))
+               else _outputs_reason(tables["factual_consistency"], "fc", tables))
         return _not_run("tag_breakdown", title, why)
     return Section("tag_breakdown", title, "ok", "Pooled over judged answers; a question with several tags counts "
                    "under each.", {"by_tag": df})
@@ -219,7 +229,7 @@ def _category_section(tables: dict[str, pd.DataFrame], categories_csv: Path | No
     df = breakdowns.by_category(tables, cats)
     if df.empty:
         return _not_run("category_breakdown", title, "No valid FC judgment for the personalities in the categories "
-                        "file: " + _outputs_reason(tables["factual_consistency"], "fc"))
+                        "file: " + _outputs_reason(tables["factual_consistency"], "fc", tables))
     known = set(cats["personality_id"])
     unlisted = sorted(set(tables["method_scores"].get("personality_id", [])) - known)
     note = "Pooled over judged answers." + (f" Not in the categories file: {', '.join(unlisted)}." if unlisted else "")
@@ -231,7 +241,7 @@ def _mcq_section(tables: dict[str, pd.DataFrame]) -> Section:
     answers = tables["mcq_answers"]
     scored = answers[answers["reward"].notna()] if not answers.empty else answers
     if scored.empty:
-        return _not_run("mcq", title, _mcq_empty_reason(tables["mcq_items"], answers))
+        return _not_run("mcq", title, _mcq_empty_reason(tables["mcq_items"], answers, tables.get("atomic_items")))
     n_train = mcq_analyses.training_pairs_per_personality(tables["heldout_split"])
     if n_train.empty:
         n_train = tables["method_scores"].drop_duplicates("personality_id").set_index("personality_id")[
@@ -244,9 +254,16 @@ def _mcq_section(tables: dict[str, pd.DataFrame]) -> Section:
     })
 
 
-def _mcq_empty_reason(items: pd.DataFrame, answers: pd.DataFrame) -> str:
-    """Why there is no MCQ answer to analyse: no items, items all invalid/failed, answers all failed, or not run."""
+def _mcq_empty_reason(items: pd.DataFrame, answers: pd.DataFrame, atomic: pd.DataFrame | None = None) -> str:
+    """Why there is no MCQ answer to analyse: no items, items all invalid/failed, answers all failed, or not run.
+
+    No MCQ item at all because every atomic item was invalid is said as such, not counted as invalid
+    MCQ items (issue 22: "12 of 12 invalid 3-option items" where no MCQ item was ever generated).
+    """
     if items.empty and answers.empty:
+        why = _not_run_reason("mcq_items", {"atomic_items": atomic} if atomic is not None else None)
+        if why and atomic is not None and not atomic.empty:
+            return f"No MCQ item was generated ({why}): MCQ building and answering had nothing to work on."
         return "No mcq_items and no mcq_answers table: MCQ building and answering have not run."
     parts = []
     for n_opt in sorted(set(items.get("n_options", pd.Series(dtype=int)).dropna().astype(int))
@@ -310,10 +327,13 @@ def _overlap_section(tables: dict[str, pd.DataFrame], embedder: Embedder | None)
                    {"summary": summary, "strata": strata, "questions": q, "closest": closest})
 
 
-def _premise_section(verdicts: pd.DataFrame, embedder: Embedder | None) -> Section:
+def _premise_section(verdicts: pd.DataFrame, embedder: Embedder | None,
+                     tables: dict[str, pd.DataFrame] | None = None) -> Section:
     title = "Premise usability of derived artefacts"
     if verdicts.empty:
-        return _not_run("premise", title, "No premise_verdicts table: the premise judge has not run.")
+        why = _not_run_reason("premise_verdicts", tables)
+        return _not_run("premise", title, f"No premise verdict: the premise judge {why}." if why else
+                        "No premise_verdicts table: the premise judge has not run.")
     from ..premise.clustering import label_cluster_table
     from ..premise.metrics import headline
 
@@ -399,7 +419,7 @@ def build_report(
         _ablation_section(board),
         _cost_section(t),
         _overlap_section(t, embedder),
-        _premise_section(t["premise_verdicts"], embedder),
+        _premise_section(t["premise_verdicts"], embedder, t),
     ]
     return ReportData(meta=meta, sections={s.key: s for s in sections})
 

@@ -20,9 +20,10 @@ __all__ = ["REPORT_TABLES", "load_tables", "read_asset"]
 REPORT_TABLES: tuple[str, ...] = (
     "heldout_split", "fact_summary", "mcq_items", "reference_personality", "generations",
     "content_similarity", "factual_consistency", "generated_personality", "mcq_answers",
-    "method_scores", "premise_verdicts", "ps_stability",
+    "method_scores", "premise_verdicts", "ps_stability", "atomic_items", "training_personality",
 )
-"""Tables the report reads; the pipeline's ``leaderboard`` is recomputed from ``method_scores``."""
+"""Tables the report reads; the pipeline's ``leaderboard`` is recomputed from ``method_scores``. Every
+table with a model-output status is among them, so the header's invalid count is the run summary's."""
 
 UNREAD_COLUMNS: frozenset[str] = frozenset({
     "raw_output", "parse_error", "error", "explanation", "justification", "generated", "response", "summary",
@@ -48,7 +49,10 @@ def read_asset(root: Path, asset: str, skip: frozenset[str] = frozenset()) -> pd
     frames = [read_frame(f, skip) for f in _files(as_root(root), asset)]
     frames = [f for f in frames if not f.empty]
     if not frames:
-        return empty_frame(asset) if asset in SCHEMAS else pd.DataFrame()
+        if asset not in SCHEMAS:
+            return pd.DataFrame()
+        empty = empty_frame(asset)  # the same columns as a read partition: without the skipped ones
+        return empty.drop(columns=[c for c in empty.columns if c in skip])
     return pd.concat(frames, ignore_index=True)
 
 

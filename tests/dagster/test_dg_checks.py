@@ -140,3 +140,16 @@ def test_a_range_run_records_each_partitions_check_verdict(cfg):
                 for c in checks}
     # is_current: the verdict names the partition's latest materialisation (else the UI shows no status)
     assert by_check == {c: {k: ("SUCCEEDED", True) for k in cells} for c in checks}
+
+
+def test_premise_check_fails_when_no_verdict_was_possible(cfg, monkeypatch):
+    """Issue 22: every atomic item and fact summary invalid, so the premise judge writes 0 rows; its check
+    must fail ("expected N outputs, got 0") rather than pass on nothing."""
+    from interviewsim_core.llm.gateway import Gateway
+
+    monkeypatch.setattr(resources, "_gateway_for",
+                        lambda *_a: Gateway(cache=None, faults=FaultSpec(malformed_rate=1.0)))
+    outcomes = _run(cfg, "heldout_split,atomic_items,fact_summary,premise_verdicts")
+    assert all(o.success for o in outcomes)
+    failed = [c for o in outcomes for c in o.checks_failed]
+    assert "premise_verdicts:invalid_output_rate_under_threshold" in failed

@@ -204,3 +204,25 @@ def test_tokens_and_cost_are_counted_offline(fake_server, planted_key, transport
     assert stats.cost_usd == pytest.approx(sum(r.cost_usd for r in out))
     expected = sum(cost_of("openai/gpt-4o-mini", r.prompt_tokens, r.completion_tokens) for r in out)
     assert stats.cost_usd == pytest.approx(expected, rel=1e-6)
+
+
+def _ps_reply(messages) -> str:
+    """A misspelled closing tag first; after a re-ask, the fixed reply."""
+    reasked = any(m["role"] == "assistant" for m in messages)
+    return ("<rate>High</rate> <justification>curious</justification>" if reasked
+            else "<rate>High</rate> <justification>curious</justifcation>")
+
+
+@pytest.mark.server(reply=_ps_reply)
+def test_a_reask_names_the_specific_breach(fake_server, planted_key):
+    """Issue 22: the follow-up message carries the parse error itself (here the misspelled tag), so the
+    model can fix that; the reply to the re-ask is then valid, on its second attempt."""
+    from interviewsim_core.contracts import personality
+    from interviewsim_core.pipeline.calls import contract_request
+
+    model = fake_model(fake_server, max_reasks=1)
+    req = contract_request(personality, personality.build_messages("openness", ["I love new things."]), item_id="x")
+    (res,) = Gateway().run(model, [req])
+    assert res.status == "ok" and len(res.attempts) == 2
+    assert "unknown tag(s) ['</justifcation>']" in res.attempts[0].parse_error
+    assert "</justifcation>" in fake_server.log[1]["body"] and "unknown tag(s)" in fake_server.log[1]["body"]

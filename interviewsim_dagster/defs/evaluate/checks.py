@@ -2,6 +2,10 @@
 An invalid output (contract broken after every re-ask) or a failed call is kept as a row and never
 scored; this check makes a high share of them visible instead of letting a metric quietly rest on
 fewer judgments. The threshold is ``EvalConfig.invalid_rate_threshold``.
+
+A partition with no valid output although its inputs had rows (FC after an invalid fact summary,
+the premise judge after invalid atomic items) fails the check too, as a 100% rate: 0 rows are not a
+pass on nothing (``pipeline.expected.missing_outputs`` is the rule; its reason goes in the metadata).
 """
 
 
@@ -9,23 +13,19 @@ import dagster as dg
 import pandas as pd
 
 from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_core.pipeline.expected import bad_outputs, missing_outputs, read_inputs
 
 from ...assets_support import AssetTarget
 from ...check_results import per_partition
 from ...factory import checked_config
+from ..corpus.partitions import METHOD, PERSONALITY, dims_of
 
 INVALID_RATE = "invalid_output_rate_under_threshold"
 
 
 def invalid_rate(df: pd.DataFrame) -> tuple[int, int]:
     """(bad, total) over every model call recorded in ``df``, plain or per-pass (``pass1_status``...)."""
-    cols = [c for c in df.columns if c == "status" or c.endswith("_status")]
-    bad = total = 0
-    for c in cols:
-        s = df[c].dropna()
-        total += len(s)
-        bad += int((s != "ok").sum())
-    return bad, total
+    return bad_outputs(df)
 
 
 def build_invalid_rate_check(asset: AssetTarget, cfg: EvalConfig) -> dg.AssetChecksDefinition:
@@ -40,10 +40,12 @@ def build_invalid_rate_check(asset: AssetTarget, cfg: EvalConfig) -> dg.AssetChe
         required_resource_keys={"eval_config"},
     )
     def _check(context: dg.AssetCheckExecutionContext, frames):
-        threshold = checked_config(context, cfg).invalid_rate_threshold
+        run_cfg = checked_config(context, cfg)
+        threshold = run_cfg.invalid_rate_threshold
         if isinstance(frames, pd.DataFrame):  # an unpartitioned asset (user_premise_verdicts) loads one table
             frames = {name: frames}
         over: dict[str, float] = {}
+        missing: dict[str, str] = {}
         bad_total = calls_total = 0
         for key, df in frames.items():
             bad, total = invalid_rate(df)
@@ -51,11 +53,19 @@ def build_invalid_rate_check(asset: AssetTarget, cfg: EvalConfig) -> dg.AssetChe
             calls_total += total
             if total and bad / total > threshold:
                 over[str(key)] = round(bad / total, 4)
+            elif asset.partitions_def is not None and not total:  # no output at all: was one expected?
+                dims = dims_of(asset.partitions_def, str(key))
+                gap = missing_outputs(name, df, read_inputs(run_cfg.data_root, name, dims[PERSONALITY],
+                                                            dims.get(METHOD)))
+                if gap is not None:
+                    over[str(key)] = 1.0
+                    missing[str(key)] = gap.message()
         yield from per_partition(context, dg.AssetCheckResult(
             passed=not over,
             metadata={"invalid_or_failed": bad_total, "model_outputs": calls_total,
                       "rate": bad_total / calls_total if calls_total else 0.0, "threshold": threshold,
-                      "partitions_over_threshold": dg.MetadataValue.json(over)},
+                      "partitions_over_threshold": dg.MetadataValue.json(over),
+                      "expected_outputs_missing": dg.MetadataValue.json(missing)},
         ), over)
 
     return _check
