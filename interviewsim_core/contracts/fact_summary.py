@@ -87,3 +87,15 @@ def parse(raw: str) -> Result:
         summary=require_text(obj["summary"], "summary", NAME, raw),
         explanation=require_text(obj["explanation"], "explanation", NAME, raw),
     )
+
+
+# -- output shape (llm/constraints.py): sent as a constraint where the model supports one --------
+MAX_TOKENS = 1500
+"""Cap on a reply: a summary of one person's held-out responses and a note on how it was built."""
+
+
+def output_schema() -> dict:
+    """The JSON schema of ``Result``, in the subset strict constrained decoding accepts."""
+    from ..llm.constraints import strict_json_schema  # noqa: PLC0415
+
+    return strict_json_schema(Result)

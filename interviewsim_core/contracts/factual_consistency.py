@@ -73,3 +73,15 @@ def parse(raw: str) -> Result:
     require_keys(obj, ("label", "explanation"), NAME, raw)
     label = require_choice(obj["label"], "label", LABELS, NAME, raw)
     return Result(label=label, explanation=require_text(obj["explanation"], "explanation", NAME, raw))  # type: ignore[arg-type]
+
+
+# -- output shape (llm/constraints.py): sent as a constraint where the model supports one --------
+MAX_TOKENS = 320
+"""Cap on a reply: a label and a few sentences of justification."""
+
+
+def output_schema() -> dict:
+    """The JSON schema of ``Result``, in the subset strict constrained decoding accepts."""
+    from ..llm.constraints import strict_json_schema  # noqa: PLC0415
+
+    return strict_json_schema(Result)

@@ -158,3 +158,8 @@ def parse(raw: str) -> Result:
     if not raw.strip():
         raise ContractParseError(NAME, "blank response", raw)
     return Result(response=raw.strip())
+
+
+# -- output size -----------------------------------------------------------------------------------
+MAX_TOKENS = 700
+"""Cap on a generated answer: longer than most interview responses, so a cut is rare and marked."""
