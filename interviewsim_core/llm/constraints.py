@@ -39,7 +39,7 @@ from typing import Any, Mapping
 from .types import CallRequest, ModelConfig
 
 __all__ = ["CONSTRAINT_KINDS", "REFUSAL_STATUSES", "constraint_for", "note_refusal", "strict_json_schema",
-           "forget_refusals", "supports_response_schema"]
+           "forget_refusals", "supports_response_schema", "is_in_process"]
 
 CONSTRAINT_KINDS = ("json_schema", "json_object", "grammar", "off")
 REFUSAL_STATUSES = frozenset({400, 422, 500, 501})
@@ -68,7 +68,8 @@ def forget_refusals() -> None:
         _refused.clear()
 
 
-def _is_plugin(model: str) -> bool:
+def is_in_process(model: str) -> bool:
+    """True for a model served by an in-process plugin (providers.py), e.g. ``offline/...``."""
     from .providers import PLUGIN_PACKAGES, _plugins  # noqa: PLC0415 - the registry of in-process models
 
     prefix = model.split("/", 1)[0] if "/" in model else ""
@@ -98,7 +99,7 @@ def _wanted(model: ModelConfig, req: CallRequest) -> str:
     if mode == "off" or (not json_contract and req.output_grammar is None):
         return "off"
     if mode == "auto":
-        if not json_contract or _is_plugin(model.model):
+        if not json_contract or is_in_process(model.model):
             return "off"
         known = supports_response_schema(model.model)
         custom_server = model.api_base is not None and model.model.startswith(_DIRECT_PREFIXES)

@@ -24,7 +24,7 @@ from typing import Any, Awaitable, Callable, Literal, Sequence
 
 from ..errors import ContractParseError
 from .cache import Cache, CachedEntry, CacheWriteError, NullCache, cache_key, request_key
-from .constraints import REFUSAL_STATUSES, constraint_for, note_refusal
+from .constraints import REFUSAL_STATUSES, constraint_for, is_in_process, note_refusal
 from .faults import FaultSpec
 from .limits import context_overflow, prompt_overflow, prompt_tokens
 from .providers import RequestContext, plugin_for
@@ -276,9 +276,12 @@ class Gateway:
                   "cached_prompt_tokens": 0}
         raw = parse_error = None
         kind, shape = constraint_for(model, req)
-        cap = model.max_tokens or req.max_tokens
-        sent_extra = dict(shape) if model.max_tokens is not None or not req.max_tokens \
-            else {**shape, "max_tokens": req.max_tokens}
+        # The contract's cap applies to providers that generate tokens; an in-process model
+        # (offline) writes its answer whole, so it gets none and its replies are never "truncated".
+        default_cap = None if is_in_process(model.model) else req.max_tokens
+        cap = model.max_tokens or default_cap
+        sent_extra = dict(shape) if model.max_tokens is not None or not default_cap \
+            else {**shape, "max_tokens": default_cap}
         shaped = {"constraint": kind}
         finish: str | None = None
         truncated = False
