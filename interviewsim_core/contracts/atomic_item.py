@@ -101,3 +101,14 @@ def parse(raw: str) -> Result:
         values.append(reject_placeholder(value, label.rstrip(":").lower(), PLACEHOLDERS, NAME, raw))
     reject_echo(NAME, values, raw, INSTRUCTIONS)
     return Result(question=values[0], answer=values[1])
+
+
+# -- output shape (llm/constraints.py): a grammar where the server takes one (llama.cpp GBNF) ----
+MAX_TOKENS = 200
+"""Cap on a reply: one question and one short answer."""
+
+OUTPUT_GRAMMAR = (
+    f'root ::= "{QUESTION_LABEL} " value "\\n{ANSWER_LABEL} " value\n'
+    'value ::= [^ \\n] [^\\n]*\n'
+)
+"""The two labelled lines as GBNF (what ``parse`` accepts)."""

@@ -89,3 +89,15 @@ def parse(raw: str) -> Result:
     explanation = reject_placeholder(require_text(obj["explanation"], "explanation", NAME, raw), "explanation",
                                      PLACEHOLDERS, NAME, raw)
     return Result(score=score, explanation=explanation)
+
+
+# -- output shape (llm/constraints.py): sent as a constraint where the model supports one --------
+MAX_TOKENS = 320
+"""Cap on a reply: a score and a few sentences of explanation fit in well under this."""
+
+
+def output_schema() -> dict:
+    """The JSON schema of ``Result``, in the subset strict constrained decoding accepts."""
+    from ..llm.constraints import strict_json_schema  # noqa: PLC0415
+
+    return strict_json_schema(Result)

@@ -97,3 +97,15 @@ def parse(raw: str) -> Result:
     values = {f: reject_placeholder(require_text(obj[f], f, NAME, raw), f, PLACEHOLDERS, NAME, raw)
               for f in ("summary", "explanation")}
     return Result(**values)
+
+
+# -- output shape (llm/constraints.py): sent as a constraint where the model supports one --------
+MAX_TOKENS = 1500
+"""Cap on a reply: a summary of one person's held-out responses and a note on how it was built."""
+
+
+def output_schema() -> dict:
+    """The JSON schema of ``Result``, in the subset strict constrained decoding accepts."""
+    from ..llm.constraints import strict_json_schema  # noqa: PLC0415
+
+    return strict_json_schema(Result)

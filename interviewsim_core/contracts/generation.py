@@ -171,3 +171,8 @@ def parse(raw: str) -> Result:
     if echo is not None:
         raise ContractParseError(NAME, echo, raw)
     return Result(response=raw.strip())
+
+
+# -- output size -----------------------------------------------------------------------------------
+MAX_TOKENS = 700
+"""Cap on a generated answer: longer than most interview responses, so a cut is rare and marked."""

@@ -148,3 +148,11 @@ def score_answer(chosen_label: str | None, item: ShuffledItem) -> tuple[str, int
     if kind == "opposite_negation":
         return kind, 0, REWARD_OPPOSITE
     return kind, 0, REWARD_OTHER
+
+
+# -- output shape (llm/constraints.py): a grammar where the server takes one (llama.cpp GBNF) ----
+MAX_TOKENS = 600
+"""Cap on a reply: one short line per question of an interview."""
+
+OUTPUT_GRAMMAR = 'root ::= line ("\\n" line)*\nline ::= "Q" [1-9] [0-9]* ": " [A-D]\n'
+"""``Q<number>: <label>`` lines as GBNF; the parser checks their count, order and offered labels."""

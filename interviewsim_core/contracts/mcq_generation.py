@@ -226,3 +226,17 @@ def shuffle_item(result: Result, seed_key: str) -> ShuffledItem:
         kinds=tuple(o.kind for o in shuffled),
         correct_label=correct_label,
     )
+
+
+# -- output shape (llm/constraints.py): sent as a constraint where the model supports one --------
+MAX_TOKENS = 600
+"""Cap on a reply: a question and three or four short options."""
+
+
+def output_schema() -> dict:
+    """The JSON schema of ``Result`` (3 or 4 options; the parser checks the count and order asked)."""
+    from ..llm.constraints import strict_json_schema  # noqa: PLC0415
+
+    schema = strict_json_schema(Result)
+    schema["properties"]["options"].update(minItems=min(KINDS_BY_COUNT), maxItems=max(KINDS_BY_COUNT))
+    return schema

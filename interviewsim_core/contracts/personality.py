@@ -218,3 +218,14 @@ def alignment(ref: Mapping[str, str], gen: Mapping[str, str]) -> float:
                 raise ValueError(f"{side} level for {t} must be one of {LEVELS}, got {v!r}")
     distance = sum(abs(LEVEL_VALUE[ref[t]] - LEVEL_VALUE[gen[t]]) for t in TRAITS)
     return 1 - distance / 10
+
+
+# -- output shape (llm/constraints.py): a grammar where the server takes one (llama.cpp GBNF) ----
+MAX_TOKENS = 320
+"""Cap on a reply: one level and a short justification."""
+
+OUTPUT_GRAMMAR = (
+    'root ::= "<rate>" ("Low" | "Neutral" | "High") "</rate> <justification>" just "</justification>"\n'
+    'just ::= [^<\\n] [^<]*\n'
+)
+"""The reply shape as GBNF: exactly what ``parse`` accepts, minus a justification holding ``<``."""

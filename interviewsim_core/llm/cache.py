@@ -150,7 +150,8 @@ def canonical_json(obj: Any) -> str:
 
 
 def cache_key(model: ModelConfig, messages: Sequence[Mapping[str, Any]], contract: str, contract_version: str,
-              sample_index: int, attempt: int, *, wire: WireText | None = None) -> str:
+              sample_index: int, attempt: int, *, wire: WireText | None = None,
+              constraint: Mapping[str, Any] | None = None) -> str:
     """sha256 of everything that can change an output, and nothing that cannot.
 
     ``attempt`` is the re-ask index (0 = first ask); retries after errors reuse the same key
@@ -161,10 +162,13 @@ def cache_key(model: ModelConfig, messages: Sequence[Mapping[str, Any]], contrac
     key by key (sorted) so each message content is escaped once (``wire``: the same messages'
     ``WireText``, shared with the request body) and by the faster encoder where that is equal;
     the key values are those of the plain ``canonical_json`` form (tests compare both).
+    ``constraint``: the body fields that shaped the output (``constraints.constraint_for``), hashed
+    as a ``"constraint"`` entry only when there is one, so an unconstrained call keeps its old key.
     """
     literals = (wire if wire is not None else WireText(messages)).literals()
     h = hashlib.sha256()
-    head = ('{"attempt":' + canonical_json(attempt) + ',"contract":' + canonical_json(contract)
+    shaped = ',"constraint":' + canonical_json(dict(constraint)) if constraint else ""
+    head = ('{"attempt":' + canonical_json(attempt) + shaped + ',"contract":' + canonical_json(contract)
             + ',"contract_version":' + canonical_json(contract_version) + ',"messages":[')
     h.update(head.encode("utf-8"))
     for i, (m, literal) in enumerate(zip(messages, literals, strict=True)):
@@ -185,13 +189,17 @@ def request_key(model: ModelConfig, req: CallRequest, *, wire: WireText | None =
     gateway (hashing a 700 KB prompt costs ~1.5 ms); the memo is used only while the request still
     holds the very same message texts it was computed from.
     """
-    ident = canonical_json(model.identity())
+    from .constraints import constraint_for  # noqa: PLC0415 - constraints imports types only
+
+    shape = constraint_for(model, req)[1]
+    ident = canonical_json(model.identity()) + canonical_json(shape)
     texts = tuple(x for m in req.messages for x in (m["role"], m["content"]))
     memo = req._keys.get(ident)
     if (memo is not None and len(memo[0]) == len(texts) and all(a is b for a, b in zip(memo[0], texts))
             and memo[1] == (req.contract, req.contract_version, req.sample_index)):
         return memo[2]
-    key = cache_key(model, req.messages, req.contract, req.contract_version, req.sample_index, 0, wire=wire)
+    key = cache_key(model, req.messages, req.contract, req.contract_version, req.sample_index, 0, wire=wire,
+                    constraint=shape)
     if len(req._keys) > 8:
         req._keys.clear()
     req._keys[ident] = (texts, (req.contract, req.contract_version, req.sample_index), key)

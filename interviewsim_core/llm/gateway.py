@@ -24,7 +24,9 @@ from typing import Any, Awaitable, Callable, Literal, Sequence
 
 from ..errors import ContractParseError
 from .cache import Cache, CachedEntry, CacheWriteError, NullCache, cache_key, request_key
+from .constraints import REFUSAL_STATUSES, constraint_for, is_in_process, note_refusal
 from .faults import FaultSpec
+from .limits import context_overflow, prompt_overflow, prompt_tokens
 from .providers import RequestContext, plugin_for
 from .retry import retrying, should_retry
 from .secrets import RedactingFilter, redact
@@ -87,6 +89,14 @@ class _Ledger:
 
 class _Failed(RuntimeError):
     """Internal: one attempt's call failed for good; carries what the result needs."""
+
+    def __init__(self, error: str, calls: int):
+        self.error, self.calls = error, calls
+        super().__init__(error)
+
+
+class _Refused(RuntimeError):
+    """Internal: the server refused this call's output constraint (constraints.REFUSAL_STATUSES)."""
 
     def __init__(self, error: str, calls: int):
         self.error, self.calls = error, calls
@@ -276,32 +286,74 @@ class Gateway:
         totals = {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "calls_made": 0, "cache_hits": 0,
                   "cached_prompt_tokens": 0}
         raw = parse_error = None
+        kind, shape = constraint_for(model, req)
+        # The contract's cap applies to providers that generate tokens; an in-process model
+        # (offline) writes its answer whole, so it gets none and its replies are never "truncated".
+        default_cap = None if is_in_process(model.model) else req.max_tokens
+        cap = model.max_tokens or default_cap
+        sent_extra = dict(shape) if model.max_tokens is not None or not default_cap \
+            else {**shape, "max_tokens": default_cap}
+        shaped = {"constraint": kind}
+        finish: str | None = None
+        truncated = False
         for attempt in range(model.max_reasks + 1):
             if attempt:
                 wire = WireText(messages)
             key = first_key if attempt == 0 else cache_key(model, messages, req.contract, req.contract_version,
-                                                           req.sample_index, attempt, wire=wire)
+                                                           req.sample_index, attempt, wire=wire, constraint=shape)
             entry = await self._lookup(model, req, key)
             hit = entry is not None
+            finish = None
             if entry is None:
-                async def persist(completion: Completion, key: str = key, sent: tuple = tuple(messages)) -> None:
-                    await self._store(key, self._entry(completion, sent, model, req))
-
-                try:
-                    completion, calls = await self._ask(model, messages, req, persist, wire)
-                except _Failed as failure:
+                too_long = prompt_overflow(model, messages)
+                if too_long is not None:  # typed failure, nothing sent (llm/limits.py)
                     await self._cache_io(self.cache.release, key)
-                    totals["calls_made"] += failure.calls
                     self._ledger.add(failed=1)
-                    attempts.append(Attempt(error=failure.error))
-                    return CallResult(status="failed", error=failure.error, raw=raw, parse_error=parse_error,
+                    attempts.append(Attempt(error=too_long))
+                    return CallResult(status="failed", error=too_long, raw=raw, parse_error=parse_error,
                                       attempts=tuple(attempts), model=model.name, cache_key=first_key,
-                                      latency_s=time.perf_counter() - started, **totals)
+                                      latency_s=time.perf_counter() - started, **shaped, **totals)
+                while True:
+                    async def persist(completion: Completion, key: str = key, sent: tuple = tuple(messages)) -> None:
+                        await self._store(key, self._entry(completion, sent, model, req))
+
+                    try:
+                        completion, calls = await self._ask(model, messages, req, persist, wire, sent_extra, kind)
+                        break
+                    except _Refused as refusal:
+                        # The server will not take this constraint: remember it, step down once, send again.
+                        await self._cache_io(self.cache.release, key)
+                        totals["calls_made"] += refusal.calls
+                        note_refusal(model, kind)
+                        self.log.warning("gateway: %s refused the %s constraint (%s); sending %s from now on",
+                                         model.name, kind, self._redact(refusal.error, model),
+                                         constraint_for(model, req)[0])
+                        kind, shape = constraint_for(model, req)
+                        sent_extra = {**shape, **({k: v for k, v in sent_extra.items() if k == "max_tokens"})}
+                        shaped = {"constraint": kind}
+                        key = cache_key(model, messages, req.contract, req.contract_version, req.sample_index,
+                                        attempt, wire=wire, constraint=shape)
+                        if attempt == 0:
+                            first_key = key
+                        entry = await self._lookup(model, req, key)
+                        if entry is not None:
+                            break
+                    except _Failed as failure:
+                        await self._cache_io(self.cache.release, key)
+                        totals["calls_made"] += failure.calls
+                        self._ledger.add(failed=1)
+                        attempts.append(Attempt(error=failure.error))
+                        return CallResult(status="failed", error=failure.error, raw=raw, parse_error=parse_error,
+                                          attempts=tuple(attempts), model=model.name, cache_key=first_key,
+                                          latency_s=time.perf_counter() - started, **shaped, **totals)
+            if entry is None:
                 totals["calls_made"] += calls
+                finish = completion.finish_reason
                 entry = self._entry(completion, tuple(messages), model, req)
                 self._ledger.add(prompt_tokens=completion.prompt_tokens,
                                  completion_tokens=completion.completion_tokens, cost_usd=completion.cost_usd)
             else:
+                hit = True
                 totals["cache_hits"] += 1
                 self._ledger.add(cache_hits=1)
             totals["prompt_tokens"] += entry.prompt_tokens
@@ -309,20 +361,30 @@ class Gateway:
             totals["cached_prompt_tokens"] += entry.cached_prompt_tokens
             totals["cost_usd"] += entry.cost_usd
             raw = entry.raw
+            # Cut at its cap: said by the provider, or (a cached reply keeps no finish reason) by its size.
+            truncated = finish == "length" or (finish is None and cap is not None and entry.completion_tokens >= cap)
+            shaped = {"constraint": kind, "finish_reason": finish, "truncated": truncated}
             try:
                 value = self._parse(req, raw)
             except ContractParseError as exc:
                 parse_error = exc.reason
+                if truncated:
+                    # Not a format breach: the reply was cut at its cap. Re-asking at the same cap
+                    # would be cut again, so the row says so and no re-ask is spent on it.
+                    parse_error = f"truncated at max_tokens={cap} (finish_reason={finish or 'unknown'}): {parse_error}"
+                    attempts.append(Attempt(raw=raw, parse_error=parse_error, cache_hit=hit))
+                    break
                 attempts.append(Attempt(raw=raw, parse_error=parse_error, cache_hit=hit))
                 messages = [*messages, {"role": "assistant", "content": raw},
                             {"role": "user", "content": REASK_TEMPLATE.format(reason=parse_error)}]
                 continue
             attempts.append(Attempt(raw=raw, cache_hit=hit))
             return CallResult(status="ok", value=value, raw=raw, attempts=tuple(attempts), model=model.name,
-                              cache_key=first_key, latency_s=time.perf_counter() - started, **totals)
+                              cache_key=first_key, latency_s=time.perf_counter() - started, **shaped, **totals)
         self._ledger.add(invalid=1)
         return CallResult(status="invalid", raw=raw, parse_error=parse_error, attempts=tuple(attempts),
-                          model=model.name, cache_key=first_key, latency_s=time.perf_counter() - started, **totals)
+                          model=model.name, cache_key=first_key, latency_s=time.perf_counter() - started,
+                          **shaped, **totals)
 
     async def _store(self, key: str, entry: CachedEntry) -> None:
         """Write one answer; a failed write keeps the answer (the caller gets it) and is recorded."""
@@ -418,11 +480,19 @@ class Gateway:
         return raw
 
     async def _ask(self, model: ModelConfig, messages: list[dict[str, str]], req: CallRequest,
-                   persist: Callable[[Completion], Awaitable[None]], wire: WireText) -> tuple[Completion, int]:
+                   persist: Callable[[Completion], Awaitable[None]], wire: WireText,
+                   extra: dict[str, Any] | None = None, kind: str = "off") -> tuple[Completion, int]:
         """Send one attempt with the retry policy, inside the model's concurrency bound.
 
         ``persist`` (the cache write) runs before the slot is released: a kill then loses at most
         one answer per slot, so a resumed run repeats no more calls than the concurrency limit.
+        ``extra``: this call's constraint and default cap (``_acall``); a constrained request the
+        server refuses (``constraints.REFUSAL_STATUSES``) raises ``_Refused`` at once, unretried.
+
+        The timeout is the transport's, on the request itself: it starts when the slot is taken
+        and the request is sent, never while the call waits for the semaphore. On a timeout httpx
+        closes that connection before a retry is sent, so a retry never stacks on an abandoned
+        request (a one-slot server is told to stop by the hang-up; see docs/CONFIG.md "A local server").
         """
         semaphore = self._semaphore(model)
         direct = self.transport == "auto" and direct_eligible(model)
@@ -436,12 +506,18 @@ class Gateway:
             async with semaphore:
                 # Each transport enforces model.timeout_s on the request itself; no outer
                 # wait_for, which would also count time the loop spent on other calls' CPU work.
-                if direct:
-                    completion = await call_direct(model, messages, wire=wire)
-                else:
-                    meta = None if plugin is None else plugin.metadata(RequestContext(
-                        req.contract, req.contract_version, req.sample_index, calls - 1, self.faults))
-                    completion = await call_litellm(model, messages, metadata=meta)
+                try:
+                    if direct:
+                        completion = await call_direct(model, messages, wire=wire, shape=extra)
+                    else:
+                        meta = None if plugin is None else plugin.metadata(RequestContext(
+                            req.contract, req.contract_version, req.sample_index, calls - 1, self.faults))
+                        completion = await call_litellm(model, messages, metadata=meta, shape=extra)
+                except Exception as exc:  # noqa: BLE001 - re-raised; only a refused constraint is changed
+                    if kind != "off" and getattr(exc, "status_code", None) in REFUSAL_STATUSES \
+                            and context_overflow(str(exc)) is None:
+                        raise _Refused(f"{type(exc).__name__}: {exc}"[:300], calls) from exc
+                    raise
                 await persist(completion)
                 return completion
 
@@ -458,7 +534,12 @@ class Gateway:
                         if replay:  # tenacity's attempt 1 is the failure we already have
                             raise replay.pop()
                         completion = await once()
+        except _Refused:
+            raise
         except Exception as exc:  # noqa: BLE001 - classified below; anything uncaught fails the item only
+            overflow = context_overflow(str(exc), prompt_tokens(messages))
+            if overflow is not None:  # the server's context-length error: the same typed failure as ours
+                raise _Failed(overflow, calls) from exc
             decision = should_retry(exc)
             status = getattr(exc, "status_code", None)
             text = f"{type(exc).__name__}{f' ({status})' if status else ''} after {calls} attempt(s): {exc}"

@@ -57,6 +57,8 @@ class Completion:
     cost_usd: float = 0.0
     cached_prompt_tokens: int = 0
     """Of ``prompt_tokens``, those the provider served from its prefix cache (priced at the cached rate)."""
+    finish_reason: str | None = None
+    """Why the reply ended, as the provider said (``stop``, ``length``, ...); None if it did not say."""
 
 
 def litellm_module() -> Any:
@@ -199,12 +201,17 @@ def direct_eligible(model: ModelConfig) -> bool:
             and set(model.extra_params) <= _DIRECT_EXTRA_OK)
 
 
-def _sampling(model: ModelConfig) -> dict[str, Any]:
+def _sampling(model: ModelConfig, shape: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The body's sampling fields: the model's, then ``shape`` (one call's constraint and default
+    ``max_tokens`` from its contract, see ``Gateway._ask``), then ``extra_params``. A model's own
+    ``max_tokens`` or ``response_format`` wins over the contract's."""
     params: dict[str, Any] = {}
     for name in ("temperature", "top_p", "max_tokens", "seed", "response_format"):
         value = getattr(model, name)
         if value is not None:
             params[name] = value
+    for name, value in (shape or {}).items():
+        params.setdefault(name, value)
     params.update(model.extra_params)
     return params
 
@@ -245,10 +252,14 @@ def with_cache_control(model: ModelConfig, messages: Sequence[Mapping[str, str]]
 
 
 async def call_litellm(model: ModelConfig, messages: Sequence[Mapping[str, str]], *,
-                       metadata: dict[str, Any] | None = None) -> Completion:
-    """One attempt through ``litellm.acompletion``; litellm's own retries are off (ours are in retry.py)."""
+                       metadata: dict[str, Any] | None = None, shape: Mapping[str, Any] | None = None) -> Completion:
+    """One attempt through ``litellm.acompletion``; litellm's own retries are off (ours are in retry.py).
+
+    ``grammar`` is llama.cpp's field, which litellm does not carry: it goes as ``extra_body``."""
     litellm = litellm_module()
-    kwargs: dict[str, Any] = dict(_sampling(model))
+    kwargs: dict[str, Any] = dict(_sampling(model, shape))
+    if "grammar" in kwargs:
+        kwargs["extra_body"] = {**kwargs.get("extra_body", {}), "grammar": kwargs.pop("grammar")}
     if model.api_base:
         kwargs["api_base"] = model.api_base
     key = _api_key(model)
@@ -262,6 +273,7 @@ async def call_litellm(model: ModelConfig, messages: Sequence[Mapping[str, str]]
                                          max_retries=0, num_retries=0, drop_params=True, **kwargs)
     choice = response.choices[0]
     text = choice.message.content or ""
+    finish = getattr(choice, "finish_reason", None)
     usage = getattr(response, "usage", None)
     pt = int(getattr(usage, "prompt_tokens", 0) or 0)
     ct = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -270,7 +282,7 @@ async def call_litellm(model: ModelConfig, messages: Sequence[Mapping[str, str]]
     if cost is None:
         cost = cost_of(model.model, pt, ct, cached)
     return Completion(text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=float(cost),
-                      cached_prompt_tokens=cached)
+                      cached_prompt_tokens=cached, finish_reason=None if finish is None else str(finish))
 
 
 POOL_CONNECTIONS = 8
@@ -349,7 +361,7 @@ async def close_clients(state: _LoopState) -> None:
 
 
 async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]], *,
-                      wire: WireText | None = None) -> Completion:
+                      wire: WireText | None = None, shape: Mapping[str, Any] | None = None) -> Completion:
     """One attempt as a plain POST to ``{api_base}/chat/completions`` on one of the server's small
     pools (see POOL_CONNECTIONS). ``wire``: the messages' escaped contents if the caller has them
     (the gateway does, from the cache key)."""
@@ -357,7 +369,7 @@ async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]],
 
     assert model.api_base is not None
     body = request_body(model.model.split("/", 1)[1], wire if wire is not None else WireText(messages),
-                        _sampling(model))
+                        _sampling(model, shape))
     headers = {"Content-Type": "application/json"}
     key = _direct_key(model)
     if key:
@@ -380,6 +392,7 @@ async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]],
     try:
         data = response.json()
         text = data["choices"][0]["message"].get("content") or ""
+        finish = data["choices"][0].get("finish_reason")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise ProviderHTTPError(f"unreadable response from {model.model}: {exc}", status_code=502) from exc
     usage = data.get("usage") or {}
@@ -387,7 +400,7 @@ async def call_direct(model: ModelConfig, messages: Sequence[Mapping[str, str]],
     ct = int(usage.get("completion_tokens") or 0)
     cached = cached_tokens_of(usage)
     return Completion(text=text, prompt_tokens=pt, completion_tokens=ct, cost_usd=cost_of(model.model, pt, ct, cached),
-                      cached_prompt_tokens=cached)
+                      cached_prompt_tokens=cached, finish_reason=None if finish is None else str(finish))
 
 
 class LoopRunner:

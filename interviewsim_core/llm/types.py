@@ -27,8 +27,15 @@ failed: transport/provider error after retries (error kept, nothing cached)."""
 # Fields of ModelConfig that cannot change a model's output, hence never part of a cache key.
 OPERATIONAL_FIELDS = frozenset(
     {"max_concurrency", "timeout_s", "max_retries", "max_total_wait_s", "max_reasks", "api_key_env", "label",
-     "batch", "batch_poll_s", "batch_max_wait_s", "batch_max_lines"}
+     "batch", "batch_poll_s", "batch_max_wait_s", "batch_max_lines", "structured_output", "context_window"}
 )
+"""``structured_output`` is here because what it changes is keyed where it acts: the constraint a
+call really sent (``llm/constraints.py``) is part of that call's key, so ``auto`` and an explicit
+``json_schema`` that send the same schema share their answers, and a model whose calls send no
+constraint keeps the keys it had before the setting existed."""
+
+StructuredOutput = Literal["auto", "json_schema", "json_object", "grammar", "off"]
+"""How a model is asked for a contract's shape (docs/CONFIG.md, "Constrained output")."""
 
 
 PERSONALITY_PLACEHOLDER = "{personality_id}"
@@ -52,12 +59,21 @@ class ModelConfig(BaseModel):
     """Sampling temperature. 0 by default: evaluations should be repeatable."""
     top_p: float | None = None
     max_tokens: int | None = None
+    """Cap on every reply of this model; ``None``: each contract's own cap (``CallRequest.max_tokens``)."""
     seed: int | None = None
     """Provider-side sampling seed, where supported."""
     response_format: dict[str, Any] | None = None
     """e.g. ``{"type": "json_object"}``; changes outputs, so it is in the cache key."""
     extra_params: dict[str, Any] = Field(default_factory=dict)
     """Other output-affecting litellm parameters; in the cache key."""
+    structured_output: StructuredOutput = "auto"
+    """Constrained decoding per contract: ``auto`` sends a JSON schema where litellm says the model
+    supports one or the model is an OpenAI-compatible server (falling back once to ``json_object``,
+    then nothing, when the server refuses it), nothing to in-process models; ``grammar`` sends
+    llama.cpp's ``grammar`` (GBNF) for tagged/line contracts and ``json_object`` + ``schema`` for JSON
+    ones; ``off`` sends none. The parsers stay exactly as strict whatever is sent."""
+    context_window: int | None = None
+    """Tokens the model reads at most; ``None``: litellm's model info, else unknown (see llm/limits.py)."""
     max_concurrency: int = 16
     """Calls in flight for this model in one process."""
     timeout_s: float = 120.0
@@ -124,6 +140,14 @@ class CallRequest(BaseModel):
     """Independent-sample index (PS votes 0, 1, 2): distinct keys, stable across re-runs."""
     item_id: str = ""
     """Caller's id for the item, for logs and error reports; not part of the key."""
+    output_schema: dict[str, Any] | None = None
+    """JSON schema of the contract's result (``contracts.<name>.output_schema``), sent as a constraint
+    where the model supports one; keyed only through the constraint actually sent."""
+    output_grammar: str | None = None
+    """GBNF grammar of a tagged/line contract (``contracts.<name>.OUTPUT_GRAMMAR``), same rule."""
+    max_tokens: int | None = None
+    """The contract's reply cap (``MAX_TOKENS``), used when the model sets none. Not in the key: a cap
+    only cuts a reply, and a cut reply is marked ``truncated`` (finish_reason or completion tokens)."""
     _keys: dict[str, Any] = PrivateAttr(default_factory=dict)
     """``cache.request_key``'s memo (model identity -> the texts it hashed and the key)."""
 
@@ -164,3 +188,10 @@ class CallResult(BaseModel):
     """Of ``prompt_tokens``, those the provider reported as read from its prefix cache (cheaper)."""
     cost_usd: float = 0.0
     latency_s: float = 0.0
+    constraint: str = "off"
+    """What the last attempt sent to shape the output: ``json_schema``, ``json_object``, ``grammar`` or ``off``."""
+    finish_reason: str | None = None
+    """The provider's reason the last reply ended (``stop``, ``length``...); None when served from the cache."""
+    truncated: bool = False
+    """The last reply stopped at its token cap (``finish_reason == "length"``, or on a cache hit its
+    completion tokens reached the cap): an invalid truncated reply is not a format breach."""

@@ -78,7 +78,18 @@ def contract_request(
         parser=parser or contract.parse,
         sample_index=sample_index,
         item_id=item_id,
+        **output_shape(contract),
     )
+
+
+def output_shape(contract: Any) -> dict[str, Any]:
+    """What a contract module says of its output's shape and size (``output_schema()`` for a JSON
+    contract, ``OUTPUT_GRAMMAR`` for a tagged/line one, ``MAX_TOKENS``), as CallRequest fields.
+    Sent as a constraint and a cap where the model allows (llm/constraints.py); absent: none."""
+    schema = getattr(contract, "output_schema", None)
+    return {"output_schema": schema() if callable(schema) else None,
+            "output_grammar": getattr(contract, "OUTPUT_GRAMMAR", None),
+            "max_tokens": getattr(contract, "MAX_TOKENS", None)}
 
 
 def call_columns(model: ModelConfig, request: CallRequest, result: CallResult) -> dict[str, Any]:
@@ -100,6 +111,11 @@ def call_columns(model: ModelConfig, request: CallRequest, result: CallResult) -
         "completion_tokens": int(result.completion_tokens),
         "cached_prompt_tokens": int(result.cached_prompt_tokens),
         "cost_usd": float(result.cost_usd),
+        # What shaped the reply (llm/constraints.py) and how it ended: validity per constraint in the
+        # report, and a reply cut at its cap counted as truncated rather than as a format breach.
+        "constraint": result.constraint,
+        "finish_reason": result.finish_reason,
+        "truncated": bool(result.truncated),
     }
 
 

@@ -36,6 +36,9 @@ CALL_FIELDS: tuple[pa.Field, ...] = (
     pa.field("completion_tokens", _I),
     pa.field("cost_usd", _F),
     pa.field("cached_prompt_tokens", _I),
+    pa.field("constraint", _S),
+    pa.field("finish_reason", _S),
+    pa.field("truncated", _B),
 )
 """Columns of every row that comes from one model call: who answered, under which contract, how it went."""
 

@@ -25,6 +25,7 @@ from ..metrics.registry import family
 from ..pipeline.expected import bad_outputs, valid_inputs_reason
 from ..pipeline.tables import empty_frame
 from . import agreement, breakdowns, cost, leaderboard, mcq_analyses, overlap, paired
+from .validity import validity_table
 from .catalog import order_methods
 from .loading import REPORT_TABLES, load_tables
 from .model import ReportData, Section
@@ -299,6 +300,17 @@ def _cost_section(tables: dict[str, pd.DataFrame]) -> Section:
                    "Costs from the provider price map (zero for the offline model).", {"cost": df})
 
 
+def _validity_section(tables: dict[str, pd.DataFrame]) -> Section:
+    title = "Output validity per contract and constraint"
+    df = validity_table(tables)
+    if df.empty:
+        return _not_run("validity", title, "No model-call table: nothing to count.")
+    return Section("validity", title, "ok", "Valid (ok) outputs of each prompt contract, by the constraint sent "
+                   "(json_schema, json_object, grammar or off; llm/constraints.py). Truncated: replies cut at "
+                   "their max_tokens cap, counted among the invalid ones when they broke the format.",
+                   {"validity": df})
+
+
 def _overlap_section(tables: dict[str, pd.DataFrame], embedder: Embedder | None) -> Section:
     title = "Train-test topical overlap"
     heldout = tables["heldout_split"]
@@ -418,6 +430,7 @@ def build_report(
         _mcq_section(t),
         _ablation_section(board),
         _cost_section(t),
+        _validity_section(t),
         _overlap_section(t, embedder),
         _premise_section(t["premise_verdicts"], embedder, t),
     ]

@@ -304,6 +304,12 @@ def _section_views(data: ReportData) -> dict[str, dict]:
             ("uncached_prompt_tokens", "Prompt tokens at full rate", "int")], "cost"))
         uri, xlabel = plots.frontier_plot(c, view_rows(board, "common"))
         fig("cost", uri, f"Content Similarity against {xlabel}; dashed: methods nothing else beats at lower cost.")
+    if s["validity"].status == "ok":
+        add("validity", table_view(s["validity"].tables["validity"], [
+            ("contract", "Contract", "text"), ("constraint", "Constraint sent", "text"),
+            ("outputs", "Outputs", "int"), ("ok", "Valid", "int"), ("invalid", "Invalid", "int"),
+            ("failed", "Failed", "int"), ("truncated", "Truncated", "int"),
+            ("valid_share", "Valid %", "pct")], "validity"))
     if s["overlap"].status == "ok":
         t = s["overlap"].tables
         add("overlap", table_view(t["summary"], [

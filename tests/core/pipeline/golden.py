@@ -29,7 +29,9 @@ import pandas as pd
 from interviewsim_core.pipeline.storage import read_frame
 from interviewsim_core.pipeline.tables import KEY_COLUMNS
 
-EXCLUDED_SUFFIXES = ("cache_hit", "cache_key")
+EXCLUDED_SUFFIXES = ("cache_hit", "cache_key", "constraint", "finish_reason", "truncated")
+# constraint / finish_reason / truncated: call columns added after the fingerprint was taken (issue 22);
+# finish_reason is also None on a cache hit, like cache_hit a fact about how the row was served.
 ROW_HASH_CHARS = 10
 
 

@@ -11,7 +11,8 @@ from interviewsim_core.pipeline.storage import partition_path, read_frame, write
 from interviewsim_core.pipeline.tables import CALL_COLUMNS, KEY_COLUMNS, PER_METHOD, SCHEMAS, empty_frame, to_table
 
 DESIGN_CALL_COLUMNS = ("model, contract, contract_version, status, raw_output, parse_error, error, attempts, "
-                       "cache_hit, cache_key, prompt_tokens, completion_tokens, cost_usd, cached_prompt_tokens").split(", ")
+                       "cache_hit, cache_key, prompt_tokens, completion_tokens, cost_usd, cached_prompt_tokens, "
+                       "constraint, finish_reason, truncated").split(", ")
 
 
 def test_call_columns_match_design():

