@@ -136,8 +136,13 @@ def _check_budget(cfg, personalities: list[str], methods, budget: Budget) -> dic
     from interviewsim_core.errors import InputValidationError
     from interviewsim_core.plan import plan_run
 
+    from interviewsim_core.plan import has_price
+
     models = [cfg.generator, cfg.builder, cfg.premise_judge, *cfg.judges]
-    if all(m.model.startswith("offline/") for m in models):
+    if not any(has_price(m) for m in models):
+        if not all(m.model.startswith("offline/") for m in models):
+            typer.echo("plan: no configured model has a price (a local server's model): $0, not planned; "
+                       "`interviewsim plan` counts the calls")
         return {}
     try:
         result = plan_run(cfg, personalities, methods)

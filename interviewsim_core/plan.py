@@ -173,6 +173,16 @@ def completion_tokens(req: CallRequest, person_tokens: int) -> int:
     return max(1, person_tokens)
 
 
+def has_price(model: ModelConfig) -> bool:
+    """True when calling ``model`` costs money by litellm's price map (batch rates too): the budget gate
+    plans a run only then, since a plan of unpriced or offline models is $0 and cannot exceed a budget."""
+    from .llm.transport import cost_of
+
+    if model.model.startswith("offline/"):
+        return False
+    return cost_of(model.model, 1_000_000, 0) > 0 or cost_of(model.model, 0, 1_000_000) > 0
+
+
 def _price_note(model: ModelConfig) -> tuple[bool, str]:
     """(priced, note): the offline model is free; any other model litellm has no rate for is shown at $0."""
     from .llm.transport import cost_of

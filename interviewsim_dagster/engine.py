@@ -146,11 +146,14 @@ def _gate(context: dg.AssetExecutionContext, cfg: EvalConfig, selected: Sequence
     model_steps = [s for s in selected if s.calls_models]
     if not model_steps:
         return
+    from interviewsim_core.plan import has_price, plan_run
+
     models = [m for s in model_steps for m in s.models(cfg)]
-    if all(m.model.startswith("offline/") for m in models):
-        context.log.info("plan: every model of this run is offline: nothing to pay, not planned")
+    if not any(has_price(m) for m in models):
+        context.log.info("plan: no model of this run has a price (offline, or a server litellm has no rate for): "
+                         "it costs $0 and cannot exceed max_cost_usd, so it is not planned "
+                         "(`interviewsim plan` counts its calls)")
         return
-    from interviewsim_core.plan import plan_run
 
     methods = sorted({c.method for c in cells if c.method is not None}) or None
     t0 = time.monotonic()
