@@ -119,3 +119,29 @@ def test_an_edited_corpus_file_outdates_only_its_personality(tiny_corpus, tmp_pa
                          split_versions=_split_versions(cfg, list(PEOPLE)))
     assert ran and all(o.success for o in ran)
     assert "heldout_split" in {k.to_user_string() for o in ran for k in o.spec.assets}
+
+
+def test_a_ui_run_whose_answers_could_not_be_cached_fails_naming_the_file(tiny_corpus, tmp_path, monkeypatch):
+    """Issue 20: an unwritable cache ended a UI run in RUN_SUCCESS; a re-run would pay for those answers again."""
+    from interviewsim_core.llm.cache import CacheWriteError
+    from interviewsim_core.llm.gateway import Gateway
+    from interviewsim_dagster import resources
+
+    class Unstorable(Gateway):
+        def raise_for_cache_errors(self) -> None:
+            import sqlite3
+            from pathlib import Path
+
+            raise CacheWriteError(Path("/nowhere/llm.sqlite"), sqlite3.OperationalError("database or disk is full"))
+
+    monkeypatch.setattr(resources, "_gateway_for", lambda *_a: Unstorable(cache=None))
+    cfg = make_config(tiny_corpus, tmp_path / "data")
+    defs = build_definitions(cfg)
+    instance = dg.DagsterInstance.ephemeral()
+    launch.register_personalities(instance, str(cfg.corpus))
+    job = defs.resolve_job_def(launch.PERSONALITY_JOB)
+    result = job.execute_in_process(instance=instance, partition_key=PEOPLE[0], raise_on_error=False,
+                                    asset_selection=[dg.AssetKey("heldout_split"), dg.AssetKey("fact_summary")])
+    assert not result.success
+    message = next(ev for ev in result.all_events if ev.is_step_failure).step_failure_data.error.message
+    assert "/nowhere/llm.sqlite" in message and "pay for them again" in message
