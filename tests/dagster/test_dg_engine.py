@@ -145,3 +145,38 @@ def test_a_ui_run_whose_answers_could_not_be_cached_fails_naming_the_file(tiny_c
     assert not result.success
     message = next(ev for ev in result.all_events if ev.is_step_failure).step_failure_data.error.message
     assert "/nowhere/llm.sqlite" in message and "pay for them again" in message
+
+
+def test_the_budget_gate_refuses_an_over_budget_run_before_any_call_and_an_approved_one_runs(
+        tiny_corpus, tmp_path, monkeypatch):
+    """Issue 19: every launch route (here a job launch, as the UI makes it) plans its own partitions and
+    refuses above max_cost_usd, naming the total and the approval tag; the tag lets it run."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "pipeline"))
+    from fakes import offline_reply
+
+    from interviewsim_core.llm.testing import FakeOpenAIServer, FakeServerConfig
+    from interviewsim_dagster.engine import APPROVE_TAG, PLAN_TAG_PREFIX
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+    with FakeOpenAIServer(FakeServerConfig(reply=offline_reply)) as srv:
+        priced = {"model": "openai/gpt-4.1", "api_base": srv.base_url}  # litellm prices gpt-4.1
+        cfg = make_config(tiny_corpus, tmp_path / "data", generator=priced, judges=[priced], builder=priced,
+                          premise_judge=priced, max_cost_usd=0.0001, methods="simple")
+        defs = build_definitions(cfg)
+        instance = dg.DagsterInstance.ephemeral()
+        launch.register_personalities(instance, str(cfg.corpus))
+        job = defs.resolve_job_def(launch.PERSONALITY_JOB)
+        selection = [dg.AssetKey("heldout_split"), dg.AssetKey("fact_summary")]
+        refused = job.execute_in_process(instance=instance, partition_key=PEOPLE[0], raise_on_error=False,
+                                         asset_selection=selection)
+        assert not refused.success and srv.requests == 0
+        message = next(ev for ev in refused.all_events if ev.is_step_failure).step_failure_data.error.message
+        assert "max_cost_usd" in message and APPROVE_TAG in message
+        run = instance.get_run_by_id(refused.run_id)
+        assert float(run.tags[PLAN_TAG_PREFIX + "calls"]) >= 1  # the plan is on the run's tags
+        approved = job.execute_in_process(instance=instance, partition_key=PEOPLE[0], raise_on_error=False,
+                                          asset_selection=selection, tags={APPROVE_TAG: "5"})
+        assert approved.success and srv.requests >= 1
