@@ -15,7 +15,7 @@ from interviewsim_dagster.definitions import build_definitions
 from interviewsim_core.pipeline.steps import report_paths
 
 METHODS = "simple,chrono-100"
-SECTIONS = {"leaderboard", "paired_tests", "judge_agreement", "human_agreement", "ps_stability", "tag_breakdown",
+SECTIONS = {"leaderboard", "paired_tests", "judge_agreement", "human_agreement", "ps_stability", "tag_breakdown", "validity",
             "category_breakdown", "mcq",
             "memory_ablation", "cost", "overlap", "premise"}
 

@@ -128,8 +128,9 @@ def test_backfill_of_one_cell_runs_only_that_cell(world):
 
 
 def test_a_new_method_runs_only_its_own_partitions(world):
+    """With ``automation_fill_new: true`` (opt-in since issue 19): the new method's cells and nothing else."""
     ui = world["ui"]
-    _write_config(world, methods=[M1, M2, M_NEW])
+    _write_config(world, methods=[M1, M2, M_NEW], automation_fill_new=True)
     t0 = time.time()
     ui.reload_location()
     cells = {f"{M_NEW}|{p}" for p in PEOPLE}
@@ -154,7 +155,7 @@ def test_a_judge_change_shows_the_aggregates_stale_with_the_reason(world):
     model = {"model": "openai/fake-model", "api_base": world["server"].base_url, "api_key_env": KEY_VAR}
     # Stop the automation from re-scoring before we look: the cron path alone would act, at 03:00.
     ui.set_sensor_running(AUTOMATION_SENSOR, False)
-    _write_config(world, methods=[M1, M2, M_NEW], judges=[{**model, "seed": 7}])
+    _write_config(world, methods=[M1, M2, M_NEW], judges=[{**model, "seed": 7}], automation_fill_new=True)
     ui.reload_location()
     for asset, partition in (("content_similarity", f"{M1}|{P1}"), ("method_scores", f"{M1}|{P1}"),
                              ("personality_scores", P1), ("leaderboard", None)):

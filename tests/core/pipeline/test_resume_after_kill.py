@@ -76,7 +76,8 @@ def _tables(root: Path) -> dict[str, pd.DataFrame]:
     for asset in ("generations", "content_similarity", "factual_consistency", "mcq_answers", "method_scores"):
         files = sorted((root / asset).rglob("*.parquet"))
         df = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-        drop = [c for c in ("cache_hit",) if c in df.columns]  # the only column a resumed run may change
+        # How a call went, which a resumed run answers from the cache: a hit knows no provider finish_reason.
+        drop = [c for c in ("cache_hit", "finish_reason") if c in df.columns]
         df = df.drop(columns=drop)
         scalar = [c for c in df.columns if not df[c].map(lambda v: hasattr(v, "__len__") and not isinstance(v, str)).any()]
         out[asset] = df.sort_values(scalar).reset_index(drop=True)
