@@ -147,6 +147,11 @@ REPORT_VIEW_URL_KEY = "report_view"
 package) beside ``report_url``; ``explorer_command`` says how to start it on this data root."""
 
 
+def _url_of(where) -> str:
+    """A local file as a ``file://`` URL; an object-store path (a UPath on ``s3://`` ...) is its URL already."""
+    return Path(where).resolve().as_uri() if isinstance(where, (str, Path)) else str(where)
+
+
 def report_metadata(data, paths) -> dict[str, object]:
     """What the UI shows for a report: a link to open it, where it is, which sections ran (and why not), the leaderboard.
 
@@ -164,8 +169,8 @@ def report_metadata(data, paths) -> dict[str, object]:
     from interviewsim_view.urls import explorer_url
 
     return {
-        "report_url": dg.MetadataValue.url(Path(paths.html).resolve().as_uri()),
-        "explorer_command": dg.MetadataValue.text(explorer_command(str(Path(paths.html).parent.parent))),
+        "report_url": dg.MetadataValue.url(_url_of(paths.html)),
+        "explorer_command": dg.MetadataValue.text(explorer_command(str(paths.html.parent.parent))),
         REPORT_VIEW_URL_KEY: dg.MetadataValue.url(explorer_url()),
         "html": dg.MetadataValue.path(str(paths.html)),
         "json": dg.MetadataValue.path(str(paths.json)),
