@@ -1,15 +1,13 @@
-"""Per-partition metadata of a step, and the gateway's work during it.
+"""Per-partition metadata of a step's table (rows, invalid and failed outputs, tokens, cost, preview).
 
-A single-run backfill over N partitions runs one gateway batch per round for all of them
-(``factory.py``); the ``step_*`` numbers here are the gateway's totals for that whole step, the
-per-partition numbers come from the rows' own call columns.
+A stage run reports these per partition from the rows' own call columns; the step's totals over the
+whole run (``step_*``) come from the scheduler's counts (``engine.run_stage``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import dagster as dg
@@ -17,49 +15,11 @@ import numpy as np
 import pandas as pd
 
 
-STAT_FIELDS = ("calls_made", "cache_hits", "prompt_tokens", "completion_tokens", "cost_usd", "failed", "invalid")
 _PREVIEW_ROWS = 25
 """Rows of a table's ``preview``: a partition's whole table in the common case (3-154 rows on the
 sample corpus), bounded so an 11,000-partition backfill does not fill the event log with copies of
 its Parquet files; ``preview_rows`` says how many of how many."""
 _PREVIEW_CELL = 60
-
-
-def gateway_stats(gw: Any) -> dict[str, float]:
-    """A copy of the gateway's running totals (the object itself keeps changing)."""
-    stats = gw.stats
-    return {f: getattr(stats, f, 0) for f in STAT_FIELDS}
-
-
-@contextmanager
-def gateway_delta(gw: Any) -> Iterator[dict[str, float]]:
-    """Yields a dict filled, on exit, with what the gateway did inside the block (``step_*`` keys)."""
-    out: dict[str, float] = {}
-    before = gateway_stats(gw)
-    yield out
-    after = gateway_stats(gw)
-    out.update({f"step_{f}": _num(after[f] - before[f]) for f in STAT_FIELDS})
-
-
-def describe(
-    context: dg.AssetExecutionContext,
-    frames: Mapping[str | None, pd.DataFrame],
-    *,
-    means: Sequence[str] = (),
-    extra: Mapping[str, Any] | None = None,
-) -> None:
-    """Attach partition metadata: rows, invalid/failed outputs, tokens, cost, cache hits, means, preview.
-
-    ``step_*`` values (``extra``) are the gateway's totals for the whole step, which may span several
-    partitions; the per-partition numbers come from the rows' own call columns.
-    """
-    for key, df in frames.items():
-        meta = table_metadata(df, means=means)
-        meta.update(extra or {})
-        if key is None:
-            context.add_asset_metadata(meta)
-        else:
-            context.add_asset_metadata(meta, partition_key=key)
 
 
 def table_metadata(df: pd.DataFrame, *, means: Sequence[str] = ()) -> dict[str, Any]:
@@ -142,7 +102,3 @@ def _cell(value: Any) -> str:
     text = "" if missing else str(value)
     text = " ".join(text.split()).replace("|", "\\|")
     return text if len(text) <= _PREVIEW_CELL else text[: _PREVIEW_CELL - 1] + "\u2026"
-
-
-def _num(v: float) -> float | int:
-    return int(v) if float(v).is_integer() else float(v)
