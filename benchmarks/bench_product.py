@@ -47,14 +47,24 @@ def _config_file(path: Path, corpus: Path, data_root: Path, base: str, c: int) -
     return path
 
 
-def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """(start, end) wall-clock times of a whole command, and its output tail (it must succeed)."""
+def _timed(args: list[str], env: dict[str, str], log: Path | None = None) -> tuple[float, float, str]:
+    """(start, end) wall-clock times of a whole command, and its output tail (it must succeed).
+
+    ``log`` keeps the whole output, each line prefixed with its second since the start, to see where a
+    path spends its time (``--keep`` keeps the folder)."""
     t0 = time.time()
-    proc = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True)
+    lines: list[str] = []
+    with subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(f"{time.time() - t0:8.2f} {line}")
     t1 = time.time()
+    if log is not None:
+        log.write_text("".join(lines), encoding="utf-8")
+    out = "".join(lines)
     if proc.returncode not in (0, 5, 6):
-        raise RuntimeError(f"{args[0]} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return t0, t1, proc.stdout[-2000:]
+        raise RuntimeError(f"{args[0]} exited {proc.returncode}:\n{out[-6000:]}")
+    return t0, t1, out[-2000:]
 
 
 def measure(corpus: Path, work: Path, c: int, latency: float) -> dict[str, Any]:
@@ -77,7 +87,7 @@ def measure(corpus: Path, work: Path, c: int, latency: float) -> dict[str, Any]:
             srv.cmd("reset")
             if record:
                 srv.cmd(f"record {bodies}")
-            t0, t1, _tail = _timed(args, env)
+            t0, t1, _tail = _timed(args, env, work / f"{name}.log")
             st = srv.cmd("stats")
             if record:
                 srv.cmd("record -")

@@ -187,7 +187,7 @@ def _check_human_labels(cfg) -> None:
 
 
 def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool = False,
-                 budget: Budget | None = None, save_ui_config: bool = False) -> int:
+                 budget: Budget | None = None, save_ui_config: bool = False, overlap: bool = True) -> int:
     import dagster as dg
 
     from interviewsim_core.errors import ConfigError
@@ -225,7 +225,8 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
             with slots.SlotWatcher(instance, typer.echo):
                 outcomes = execute(defs, instance, specs, progress=typer.echo,
                                    dagster_log_level="INFO" if verbose else "WARNING",
-                                   skip_up_to_date=not force, tags=tags, split_versions=versions)
+                                   skip_up_to_date=not force, tags=tags, split_versions=versions,
+                                   overlap=overlap)
         except (KeyboardInterrupt, dg.DagsterExecutionInterruptedError):
             typer.echo("\ninterrupted: the partitions that finished are written and every answered call is cached; "
                        "run the same command again to resume (completed calls are not paid again)", err=True)
@@ -361,6 +362,7 @@ def run(
     verbose: bool = typer.Option(False, "--verbose", help="Also print Dagster's own step log."),
     force: bool = typer.Option(False, "--force", help="Re-run partitions that are up to date (current code, unchanged inputs)."),
     save_ui_config: bool = typer.Option(False, "--save-ui-config", help="Also make this run's config the one `interviewsim ui` loads ($DAGSTER_HOME/interviewsim.yaml)."),
+    sequential: bool = typer.Option(False, "--sequential", help="Run the stages one after the other (each waits for the whole previous one) instead of side by side, streaming into each other."),
 ) -> None:
     """Materialise the evaluation graph headless on the project's Dagster instance (runs show in the UI).
 
@@ -378,7 +380,7 @@ def run(
               "DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")}
     with outcome.exit_on_environment_error(places, lambda line: typer.echo(line, err=True)):
         code = _materialise(cfg, selection.personalities, selection.methods, assets, verbose,
-                            force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config)
+                            force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config, overlap=not sequential)
     raise typer.Exit(code)
 
 

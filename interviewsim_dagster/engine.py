@@ -40,6 +40,9 @@ APPROVE_TAG = "interviewsim/approve_cost_usd"
 """Run tag: the cost in USD the user accepted for this run (``interviewsim run`` sets it after its own
 plan was accepted; in the UI add it to the launch or backfill tags)."""
 PLAN_TAG_PREFIX = "interviewsim/plan_"
+HANDOFF_TAG = "interviewsim/handoff"
+"""Run tag ``<handoff name>/<producer>``: the runs of one ``interviewsim run`` in its process, which hand
+partitions to each other as they are written (``interviewsim_core/pipeline/handoff.py``)."""
 PROGRESS_EVERY_S = 15.0
 """How often a running stage logs its per-step counts (calls planned, answered, cached, ...)."""
 
@@ -48,14 +51,42 @@ def run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selecte
               keys: Sequence[str | None], parts) -> Iterator[dg.MaterializeResult]:
     if not selected:
         return
-    from interviewsim_core.pipeline.runner import run_steps
-
     cells = [parts.cell(selected[0], k) for k in keys]
     key_of = dict(zip(cells, keys))
     corpus = getattr(context.resources, CORPUS)
     files = _valid_files(corpus, cells)
     people = sorted({c.personality for c in cells if c.personality is not None})
     registered = list(context.instance.get_dynamic_partitions(PERSONALITY))
+    board, producer = _handoff(context)
+    if board is None:
+        yield from _run_stage(context, cfg, stage, selected, cells, key_of, files, people, registered, None, "")
+        return
+    why = "it failed"
+    try:
+        board.promise(producer, [(s.name, c) for s in selected for c in cells])  # before the next run starts
+        yield from _run_stage(context, cfg, stage, selected, cells, key_of, files, people, registered, board, producer)
+        why = "it succeeded"
+    except BaseException as exc:
+        why = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else 'no message'}"
+        raise
+    finally:
+        board.settle(producer, why)
+
+
+def _handoff(context: dg.AssetExecutionContext):
+    """This run's handoff and its name in it, when it is one of the runs of an action in this process."""
+    from interviewsim_core.pipeline import handoff
+
+    tag = context.run.tags.get(HANDOFF_TAG) or ""
+    name, _, producer = tag.partition("/")
+    board = handoff.find(name)
+    return (board, producer or context.run_id) if board is not None else (None, "")
+
+
+def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selected: Sequence[Step], cells, key_of,
+               files, people, registered, board, producer: str) -> Iterator[dg.MaterializeResult]:
+    from interviewsim_core.pipeline.runner import run_steps
+
     _gate(context, cfg, selected, cells, people)
 
     model_steps = [s for s in selected if s.calls_models]
@@ -83,7 +114,8 @@ def run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selecte
     run_steps(cfg, {s.name: cells for s in selected}, lambda pid: _load_split(files[pid]), registered or people,
               list(cfg.methods),
               gateway=gateway, write=True, progress=context.log.info, keep=(), on_partition=done, env=env,
-              progress_every_s=PROGRESS_EVERY_S if model_steps else None, counts=counts)
+              progress_every_s=PROGRESS_EVERY_S if model_steps else None, counts=counts, handoff=board,
+              producer=producer)
     if gateway is not None and hasattr(gateway, "raise_for_cache_errors"):
         try:
             gateway.raise_for_cache_errors()

@@ -11,9 +11,11 @@ per job.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import dagster as dg
 
@@ -176,8 +178,12 @@ def execute(
     skip_up_to_date: bool = False,
     tags: dict[str, str] | None = None,
     split_versions: dict[str, str] | None = None,
+    overlap: bool = False,
 ) -> list[RunOutcome]:
     """Run each spec in process on ``instance`` (so the runs are in its history); stop at the first failure.
+
+    ``overlap``: start every run at once, each handing the partitions it writes to the later ones
+    (``_execute_overlapped``), instead of one after the other.
 
     ``skip_up_to_date``: leave out asset partitions materialised with the current code on unchanged
     inputs (``freshness``), decided just before each spec runs; ``interviewsim run --force`` turns it off.
@@ -190,6 +196,9 @@ def execute(
     run_config = {"loggers": {"console": {"config": {"log_level": dagster_log_level}}}}
     graph = defs.resolve_asset_graph()
     methods = freshness.configured_methods(graph)
+    if overlap and can_overlap(instance):
+        return _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_date, tags or {},
+                                   split_versions, graph, methods)
     for i, planned in enumerate(specs, start=1):
         runs = [planned]
         if skip_up_to_date:
@@ -221,6 +230,187 @@ def execute(
                         progress(f"      step {ev.step_key} failed: {ev.step_failure_data.error.message.strip()}")
                 return outcomes
     return outcomes
+
+
+def _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_date: bool, tags: dict[str, str],
+                        split_versions, graph, methods) -> list[RunOutcome]:
+    """The runs of one action side by side, streaming into each other (``pipeline/handoff.py``).
+
+    Run after run, each stage waited for the whole previous one (issue 21: the provider idled while a
+    stage drained). Here each run starts as soon as the previous one has promised its partitions, in
+    its own thread of this process, so they share the process gateway and its concurrency bounds;
+    a run reads a promised partition the moment it is written. Each run still records only its own
+    partitions. What is up to date is decided for every run before the first starts (the narrowing
+    of one stage does not depend on another's outcome: a re-made upstream partition changes a
+    downstream one's version only through the code versions and split versions it is compared by).
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C; every run was stopped first (the finished partitions are written).
+    """
+    import threading
+
+    from interviewsim_core.pipeline import handoff
+
+    from . import freshness
+    from .engine import HANDOFF_TAG
+
+    runs: list[tuple[int, RunSpec]] = []
+    for i, planned in enumerate(specs, start=1):
+        narrowed = [planned]
+        if skip_up_to_date:
+            people = list(instance.get_dynamic_partitions(PERSONALITY))
+            parts = freshness.spec_partitions(planned, graph, people, methods)
+            narrowed = freshness.narrow(planned, parts, graph, instance, methods, split_versions)
+            if not narrowed:
+                progress(f"[{i}/{len(specs)}] {planned.describe()}: up to date, skipped (--force re-runs it)")
+        runs.extend((i, spec) for spec in narrowed)
+    board = handoff.Handoff()
+    handoff.register(board)
+    results: dict[int, tuple[Any, float]] = {}
+    threads: list[threading.Thread] = []
+
+    def one(k: int, spec: RunSpec, token: str) -> None:
+        t0 = time.perf_counter()
+        try:
+            result: Any = defs.resolve_job_def(spec.job).execute_in_process(
+                instance=instance, asset_selection=list(spec.assets),
+                tags={**tags, **range_tags(spec), **owner_tags(), HANDOFF_TAG: f"{board.name}/{token}"},
+                run_config=run_config, raise_on_error=False)
+        except BaseException as exc:  # noqa: BLE001 - reported as this run's failure below
+            result = exc
+        finally:
+            board.settle(token, "its run ended")
+        results[k] = (result, time.perf_counter() - t0)
+
+    tokens = [f"{i}/{len(specs)} {spec.job}" + (f" ({k})" if sum(r[0] == i for r in runs) > 1 else "")
+              for k, (i, spec) in enumerate(runs)]
+    try:
+        with _one_logging_setup(), _terminal_kept(progress) as say:
+            for k, (i, spec) in enumerate(runs):
+                say(f"[{i}/{len(specs)}] {spec.describe()}")
+                th = threading.Thread(target=one, args=(k, spec, tokens[k]), name=f"interviewsim-run-{k}", daemon=True)
+                th.start()
+                threads.append(th)
+                # The next run starts once this one has promised its partitions (at its first step, after
+                # its pool slot): a later run never holds a slot an earlier one waits for.
+                while th.is_alive() and not board.wait_promised(tokens[k], 0.2):
+                    pass
+            for th in threads:
+                while th.is_alive():
+                    th.join(0.5)
+    except KeyboardInterrupt:
+        board.interrupted.set()
+        for th in threads:
+            th.join(STOP_WAIT_S)  # a run still waiting for a pool slot is left to the process exit
+        raise
+    finally:
+        handoff.unregister(board)
+    outcomes: list[RunOutcome] = []
+    for k, (i, spec) in enumerate(runs):
+        result, seconds = results[k]
+        if isinstance(result, BaseException):
+            if isinstance(result, KeyboardInterrupt):
+                raise result
+            progress(f"[{i}/{len(specs)}] {spec.job} FAILED before its run could start: {result}")
+            outcomes.append(RunOutcome(spec, "", False, seconds, 0, 0, []))
+            continue
+        outcome = _outcome(spec, result, seconds)
+        outcomes.append(outcome)
+        status = "ok" if outcome.success else "FAILED"
+        checks = f", checks {outcome.checks_passed} passed" + (
+            f", {len(outcome.checks_failed)} failed: {', '.join(outcome.checks_failed)}" if outcome.checks_failed else "")
+        progress(f"[{i}/{len(specs)}] {spec.job} {status} in {outcome.seconds:.1f} s: {outcome.materializations} "
+                 f"partition materialisation(s){checks} (run {outcome.run_id[:8]})")
+        if not outcome.success:
+            for ev in result.all_events:
+                if ev.is_step_failure:
+                    progress(f"      step {ev.step_key} failed: {ev.step_failure_data.error.message.strip()}")
+    return outcomes
+
+
+STOP_WAIT_S = 30.0
+"""After Ctrl-C, how long each run of the action gets to stop (its calls in flight are cancelled)."""
+
+_DAGSTER_PROBE_LOGGER = "dagster_dummy_logger"
+
+
+def can_overlap(instance: dg.DagsterInstance) -> bool:
+    """Runs of one process can overlap unless ``dagster.yaml`` configures Python log handlers
+    (``python_logs.dagster_handler_config``): Dagster installs those per run with ``dictConfig``,
+    which ``_one_logging_setup`` cannot leave out."""
+    return not instance.get_python_log_dagster_handler_config()
+
+
+@contextlib.contextmanager
+def _terminal_kept(progress: Callable[[str], None]) -> Iterator[Callable[[str], None]]:
+    """The process's standard output and error as they were, after runs side by side; and a
+    ``progress`` that reaches the terminal meanwhile.
+
+    Each in-process run captures its steps' output for the UI's compute logs by pointing file
+    descriptors 1 and 2 elsewhere and back when it ends. Runs that overlap restore each other's
+    targets out of order, and the command's own lines after them were lost (exit 0, no summary).
+    So descriptors 1 and 2 are saved before and put back after; in between, the lines go to the
+    saved terminal when standard output is the process's own descriptor 1 (not a test's buffer).
+    """
+    import os
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
+    try:
+        direct = sys.stdout.fileno() == 1
+    except (AttributeError, OSError, ValueError):
+        direct = False
+    terminal = os.fdopen(os.dup(saved[1]), "w", buffering=1, encoding="utf-8") if direct else None
+
+    def say(line: str) -> None:
+        if terminal is not None:
+            terminal.write(line + "\n")
+        else:
+            progress(line)
+
+    try:
+        yield say
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        for fd, dup in saved.items():
+            os.dup2(dup, fd)
+            os.close(dup)
+        if terminal is not None:
+            terminal.close()
+
+
+@contextlib.contextmanager
+def _one_logging_setup() -> Iterator[None]:
+    """While the runs of one action run side by side: no global logging reset at each run's start.
+
+    Dagster gathers the ``dagster.yaml`` log handlers of each new run by calling the standard
+    library's ``logging.config.dictConfig`` with a probe configuration (one dummy logger), even when
+    no handler is configured. ``dictConfig`` takes logging's module lock and then flushes and closes
+    every handler of the process, while a running run's event handler holds its own lock and may
+    need the module lock (SQLAlchemy's logger check): two runs of one process deadlocked there (seen
+    with ``py-spy dump``). With no handler configured (``can_overlap``) the probe configures
+    nothing, so it is skipped here; any other ``dictConfig`` call is passed through.
+    """
+    import logging.config
+
+    real = logging.config.dictConfig
+
+    def guarded(config: dict) -> None:
+        loggers = config.get("loggers") or {}
+        probe = (set(config) <= {"version", "disable_existing_loggers", "loggers"} and list(loggers) == [_DAGSTER_PROBE_LOGGER]
+                 and not list(loggers[_DAGSTER_PROBE_LOGGER].get("handlers") or []))
+        if not probe:
+            real(config)
+
+    logging.config.dictConfig = guarded
+    try:
+        yield
+    finally:
+        logging.config.dictConfig = real
 
 
 def _outcome(spec: RunSpec, result, seconds: float) -> RunOutcome:

@@ -9,6 +9,8 @@ results of one big batch can be handed to every assembler as one mapping.
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any, NamedTuple, Protocol
@@ -86,10 +88,18 @@ def output_shape(contract: Any) -> dict[str, Any]:
     """What a contract module says of its output's shape and size (``output_schema()`` for a JSON
     contract, ``OUTPUT_GRAMMAR`` for a tagged/line one, ``MAX_TOKENS``), as CallRequest fields.
     Sent as a constraint and a cap where the model allows (llm/constraints.py); absent: none."""
+    return dict(_output_shape(contract))
+
+
+@functools.lru_cache(maxsize=None)
+def _output_shape(contract: Any) -> tuple[tuple[str, Any], ...]:
+    """``output_shape`` made once per contract module: pydantic's ``model_json_schema`` costs ~6 ms,
+    and every planned and sent call carries its contract's schema (it was most of a plan's CPU).
+    The schema dict is shared by every request of the contract: read, never mutated."""
     schema = getattr(contract, "output_schema", None)
-    return {"output_schema": schema() if callable(schema) else None,
-            "output_grammar": getattr(contract, "OUTPUT_GRAMMAR", None),
-            "max_tokens": getattr(contract, "MAX_TOKENS", None)}
+    return (("output_schema", schema() if callable(schema) else None),
+            ("output_grammar", getattr(contract, "OUTPUT_GRAMMAR", None)),
+            ("max_tokens", getattr(contract, "MAX_TOKENS", None)))
 
 
 def call_columns(model: ModelConfig, request: CallRequest, result: CallResult) -> dict[str, Any]:
