@@ -28,6 +28,7 @@ or expired is taken over.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import json
 import os
@@ -39,7 +40,7 @@ import uuid
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -276,6 +277,11 @@ class Cache:
     def put(self, key: str, entry: CachedEntry) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def put_many(self, items: Sequence[tuple[str, CachedEntry]]) -> None:
+        """Store several answers; a backend that can commit them at once overrides this."""
+        for key, entry in items:
+            self.put(key, entry)
+
     def get_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:  # pragma: no cover - interface
         raise NotImplementedError
 
@@ -301,6 +307,58 @@ class NullCache(Cache):
         return None
 
 
+class _PriorityLock:
+    """A mutex whose ``first()`` holders go before every plain waiter.
+
+    The cache's one connection serves look-ups and leases (many worker threads) and answer writes
+    (one writer thread). Under a plain lock a write queued behind a handful of look-ups, each a
+    few statements that each give the GIL away and wait to get it back, waited 100-200 ms: long
+    enough for a kill to lose answers that had been paid for. A write now waits for at most the
+    holder of the moment.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._held = False
+        self._urgent = 0
+
+    def acquire(self, timeout: float = -1, *, urgent: bool = False) -> bool:
+        with self._cond:
+            if urgent:
+                self._urgent += 1
+            try:
+                ok = self._cond.wait_for(lambda: not self._held and (urgent or not self._urgent),
+                                         None if timeout < 0 else timeout)
+            finally:
+                if urgent:
+                    self._urgent -= 1
+            if ok:
+                self._held = True
+            elif self._urgent == 0:
+                self._cond.notify_all()  # plain waiters held back by this urgent one may go
+            return ok
+
+    def release(self) -> None:
+        with self._cond:
+            self._held = False
+            self._cond.notify_all()
+
+    def __enter__(self) -> "_PriorityLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    @contextlib.contextmanager
+    def first(self) -> Iterator[None]:
+        self.acquire(urgent=True)
+        try:
+            yield
+        finally:
+            self.release()
+
+
 class SqliteCache(Cache):
     """The persistent cache. Safe to share one file between threads and processes.
 
@@ -313,7 +371,7 @@ class SqliteCache(Cache):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._busy_timeout_ms = busy_timeout_ms
-        self._lock = threading.Lock()
+        self._lock = _PriorityLock()
         self._conn: sqlite3.Connection | None = None
         self._pid = -1
         self._owner = ""
@@ -443,22 +501,40 @@ class SqliteCache(Cache):
         when the file cannot be written; the transaction is then rolled back if SQLite has not
         already done so, and the rollback never hides the cause.
         """
-        with self._lock:
+        self.put_many([(key, entry)])
+
+    def put_many(self, items: Sequence[tuple[str, CachedEntry]]) -> None:
+        """``put`` for several answers in ONE transaction (all stored, or none and ``CacheWriteError``).
+
+        Why: answers arrive in bursts (a slot's worth at once) and each commit of a lone ``put`` costs
+        several GIL hand-offs while planner threads compute; one commit per burst makes the burst
+        durable in the time of one (llm/answer_writer.py). Writers also go before waiting readers
+        and leases (``_PriorityLock``): a paid answer waiting behind look-ups is an answer a kill loses.
+        """
+        if not items:
+            return
+        with self._lock.first():
             conn = self._connection()
-            refs, chunks = encode_messages(entry.messages, self._known)
+            encoded = []
+            for key, entry in items:
+                refs, chunks = encode_messages(entry.messages, self._known)
+                encoded.append((key, entry, refs, chunks))
             if len(self._known) > 200_000:  # a memo of chunks already stored, not a second cache
                 self._known.clear()
             try:
                 conn.execute("BEGIN IMMEDIATE")
-                if chunks:
-                    conn.executemany("INSERT OR IGNORE INTO loose (hash, data) VALUES (?, ?)", chunks)
-                conn.execute(
-                    "INSERT OR IGNORE INTO calls (key, model, contract, raw, messages, prompt_tokens, "
-                    "completion_tokens, cost_usd, created, cached_prompt_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (_stored_key(key), entry.model, entry.contract, pack_raw(entry.raw), refs,
-                     int(entry.prompt_tokens), int(entry.completion_tokens), float(entry.cost_usd), entry.created,
-                     int(entry.cached_prompt_tokens)))
-                conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, self._owner))
+                for key, entry, refs, chunks in encoded:
+                    if chunks:
+                        conn.executemany("INSERT OR IGNORE INTO loose (hash, data) VALUES (?, ?)", chunks)
+                    conn.execute(
+                        "INSERT OR IGNORE INTO calls (key, model, contract, raw, messages, prompt_tokens, "
+                        "completion_tokens, cost_usd, created, cached_prompt_tokens) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (_stored_key(key), entry.model, entry.contract, pack_raw(entry.raw), refs,
+                         int(entry.prompt_tokens), int(entry.completion_tokens), float(entry.cost_usd),
+                         entry.created, int(entry.cached_prompt_tokens)))
+                conn.executemany("DELETE FROM leases WHERE key = ? AND owner = ?",
+                                 [(key, self._owner) for key, *_ in encoded])
                 conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._rollback(conn)
@@ -468,9 +544,10 @@ class SqliteCache(Cache):
             except BaseException:
                 self._rollback(conn)
                 raise
-            self._known.update(h for h, _ in chunks)
-            self.stats.writes += 1
-            self._unpacked += sum(len(d) for _, d in chunks)
+            for *_, chunks in encoded:
+                self._known.update(h for h, _ in chunks)
+                self._unpacked += sum(len(d) for _, d in chunks)
+            self.stats.writes += len(encoded)
             if self._unpacked >= COMPACT_AFTER:
                 self._compact(conn)
 

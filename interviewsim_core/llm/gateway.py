@@ -23,6 +23,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
 from ..errors import ContractParseError
+from .answer_writer import AnswerWriter
 from .cache import Cache, CachedEntry, CacheWriteError, NullCache, cache_key, request_key
 from .constraints import REFUSAL_STATUSES, constraint_for, is_in_process, note_refusal
 from .faults import FaultSpec
@@ -126,6 +127,7 @@ class Gateway:
         self._ledger = _Ledger()
         self._runner = shared_runner()
         self._pending: dict[tuple[int, str], asyncio.Future[CallResult]] = {}
+        self._writer: AnswerWriter | None = None
         self.cache_error: CacheWriteError | None = None
         """The first failed cache write, if any (the answers were kept; the run should fail)."""
         self.last_batch = None
@@ -387,9 +389,15 @@ class Gateway:
                           **shaped, **totals)
 
     async def _store(self, key: str, entry: CachedEntry) -> None:
-        """Write one answer; a failed write keeps the answer (the caller gets it) and is recorded."""
+        """Write one answer; a failed write keeps the answer (the caller gets it) and is recorded.
+
+        Through the cache's own writer thread (answer_writer.py), not the look-up pool: an answer
+        that arrived is stored within one commit, whatever the look-ups of other calls are doing.
+        """
         try:
-            await self._cache_io(self.cache.put, key, entry)
+            if isinstance(self.cache, NullCache):
+                return
+            await asyncio.wrap_future(self._answer_writer().submit(key, entry))
         except CacheWriteError as exc:
             self._ledger.add(cache_write_errors=1)
             if self.cache_error is None:
@@ -400,6 +408,13 @@ class Gateway:
                 await self._cache_io(self.cache.release, key)
             except Exception:  # noqa: BLE001 - the lease expires or is taken over after we exit
                 pass
+
+    def _answer_writer(self) -> AnswerWriter:
+        """The writer of this gateway's cache (a new one if ``cache`` was replaced)."""
+        writer = self._writer
+        if writer is None or writer.cache is not self.cache:
+            writer = self._writer = AnswerWriter(self.cache)
+        return writer
 
     async def _lookup(self, model: ModelConfig, req: CallRequest, key: str) -> CachedEntry | None:
         """The cached answer of ``key``, or None with the lease on it taken (ours to ask).
