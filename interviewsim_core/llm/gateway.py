@@ -96,6 +96,10 @@ class _Failed(RuntimeError):
         super().__init__(error)
 
 
+class _NotSent(_Failed):
+    """Internal: the call was not sent because the cache cannot store its answer (``Gateway.cache_error``)."""
+
+
 class _Refused(RuntimeError):
     """Internal: the server refused this call's output constraint (constraints.REFUSAL_STATUSES)."""
 
@@ -399,6 +403,11 @@ class Gateway:
                 return
             await asyncio.wrap_future(self._answer_writer().submit(key, entry))
         except CacheWriteError as exc:
+            if exc.stored:  # in the space of the cache's reserve: kept, but nothing more may be sent
+                if self.cache_error is None:
+                    self.cache_error = exc
+                    self.log.error("gateway: %s", self._redact(str(exc), None))
+                return
             self._ledger.add(cache_write_errors=1)
             if self.cache_error is None:
                 self.cache_error = exc
@@ -424,6 +433,10 @@ class Gateway:
         """
         if isinstance(self.cache, NullCache):
             return self.cache.get_answer(key)
+        if self.cache_error is not None:
+            # Nothing will be sent (``_ask``): a lease is a write, and a few hundred of them would
+            # take the space the answers still in flight need on a full disk.
+            return await self._cache_io(self.cache.get_answer, key)
         ttl = model.timeout_s * (model.max_retries + 1) + model.max_total_wait_s
         try:
             entry, leased = await asyncio.to_thread(self._first_look, key, ttl)
@@ -516,9 +529,15 @@ class Gateway:
 
         async def once() -> Completion:
             nonlocal calls
-            calls += 1
-            self._ledger.add(calls_made=1, retries=int(calls > 1))
             async with semaphore:
+                if self.cache_error is not None:
+                    # An answer the cache cannot keep is paid for again by the re-run that follows the
+                    # fix: once one write failed, nothing more is sent (issue 20, data root full).
+                    raise _NotSent(self._redact(f"not sent: {self.cache_error}; the answers already paid for "
+                                                "are kept, no further call is made until it can be written",
+                                                None), calls)
+                calls += 1
+                self._ledger.add(calls_made=1, retries=int(calls > 1))
                 # Each transport enforces model.timeout_s on the request itself; no outer
                 # wait_for, which would also count time the loop spent on other calls' CPU work.
                 try:
@@ -549,7 +568,7 @@ class Gateway:
                         if replay:  # tenacity's attempt 1 is the failure we already have
                             raise replay.pop()
                         completion = await once()
-        except _Refused:
+        except (_Refused, _NotSent):
             raise
         except Exception as exc:  # noqa: BLE001 - classified below; anything uncaught fails the item only
             overflow = context_overflow(str(exc), prompt_tokens(messages))
