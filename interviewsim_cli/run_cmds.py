@@ -248,7 +248,10 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
     code = summary.exit_code()
     if cache_problems:  # a path could not be written (the step that failed on it is why the run failed)
         code = outcome.EXIT_ENVIRONMENT
-    for line in summary.lines():
+    lines = summary.lines()
+    if code != summary.exit_code():  # the last line names the code the shell gets
+        lines[-1] = f"exit code {code}: {outcome.EXIT_CODES[code]}"
+    for line in lines:
         typer.echo(line, err=code != 0)
     return code
 
