@@ -56,15 +56,33 @@ class AnswerWriter:
             self._queue.put((key, entry, done))
         return done
 
+    def close(self) -> None:
+        """End the thread once the answers queued so far are written (a later ``submit`` starts another)."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+            if thread is None or self._pid != os.getpid():
+                return
+            self._queue.put(None)  # type: ignore[arg-type]
+        thread.join(timeout=60)  # before the caller closes the cache under it
+
     def _main(self, q: "queue.SimpleQueue[_Item]") -> None:
         while True:
-            group = [q.get()]
+            first = q.get()
+            if first is None:
+                return
+            group, last = [first], False
             while len(group) < MAX_GROUP:
                 try:
-                    group.append(q.get_nowait())
+                    item = q.get_nowait()
                 except queue.Empty:
                     break
+                if item is None:
+                    last = True
+                    break
+                group.append(item)
             self._write(group)
+            if last:
+                return
 
     def _write(self, group: Sequence[_Item]) -> None:
         try:

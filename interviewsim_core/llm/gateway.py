@@ -259,6 +259,8 @@ class Gateway:
     def close(self) -> None:
         """Close the cache connection. The process-wide loop (transport.shared_runner) stays up:
         other gateways may be using it, and its thread is a daemon."""
+        if self._writer is not None:
+            self._writer.close()
         closer = getattr(self.cache, "close", None)
         if callable(closer):
             closer()

@@ -87,3 +87,15 @@ def test_put_many_is_one_transaction(tmp_path):
     cache.put_many(items)
     assert [cache.get(k).raw for k, _ in items] == [e.raw for _, e in items]
     assert cache.get("k3").messages == ({"role": "user", "content": "q3"},)
+
+
+
+def test_closing_the_gateway_ends_its_writer_thread(tmp_path, fake_server, planted_key):
+    cache = SqliteCache(tmp_path / "cache.sqlite")
+    gw = Gateway(cache=cache)
+    req = CallRequest(messages=({"role": "user", "content": "one"},), contract="free", contract_version="1")
+    assert gw.run(fake_model(fake_server), [req])[0].status == "ok"
+    thread = gw._writer._thread
+    assert thread is not None and thread.is_alive()
+    gw.close()
+    assert not thread.is_alive() and len(SqliteCache(tmp_path / "cache.sqlite")) == 1
