@@ -236,7 +236,7 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
     # Answers kept in the tables but not cached (disk full, read-only file): a path could not be written.
     cache_problems = cache_write_errors(cfg.effective_cache_path, started)
     for problem in cache_problems:
-        typer.echo(f"error: {problem}; the tables hold those answers, a re-run would pay for them again", err=True)
+        typer.echo(f"error: {problem}", err=True)
     typer.echo(f"Parquet tables under {cfg.data_root}")
     # Skipping up-to-date partitions (``--force`` off) can make fewer or more runs than planned specs; a
     # failure stops at once, so "planned" is what ran when everything succeeded.
@@ -247,9 +247,12 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
     if summary.run_failed:
         typer.echo("run failed: see the step errors above, or the run in the UI (interviewsim ui)", err=True)
     code = summary.exit_code()
-    if cache_problems:
-        code = min(code or outcome.EXIT_ENVIRONMENT, outcome.EXIT_ENVIRONMENT)
-    for line in summary.lines():
+    if cache_problems:  # a path could not be written (the step that failed on it is why the run failed)
+        code = outcome.EXIT_ENVIRONMENT
+    lines = summary.lines()
+    if code != summary.exit_code():  # the last line names the code the shell gets
+        lines[-1] = f"exit code {code}: {outcome.EXIT_CODES[code]}"
+    for line in lines:
         typer.echo(line, err=code != 0)
     return code
 

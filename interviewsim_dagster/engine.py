@@ -120,8 +120,9 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
         try:
             gateway.raise_for_cache_errors()
         except Exception as exc:  # noqa: BLE001 - CacheWriteError names the file; keep its text, fail the run
-            raise dg.Failure(f"{exc}; the tables hold those answers, but a re-run would pay for them again: "
-                             "fix the cache path (disk space, permissions) and re-run") from None
+            kept = ("every answer paid for is stored" if getattr(exc, "stored", False)
+                    else "the tables hold those answers, but a re-run would pay for them again")
+            raise dg.Failure(f"{exc}; {kept}: fix the cache path (disk space, permissions) and re-run") from None
     seconds = time.monotonic() - started
     for step in selected:
         meta: dict[str, Any] = {"partitions_written": len(cells), "stage_seconds": round(seconds, 2)}

@@ -28,6 +28,7 @@ or expired is taken over.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import json
 import os
@@ -39,7 +40,7 @@ import uuid
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -102,10 +103,12 @@ class CacheWriteError(OSError):
     Names the file and the real error. The gateway keeps the answer it could not store (the
     caller still gets it, so the run's tables are complete) and records the error so the run can
     exit non-zero (``Gateway.raise_for_cache_errors``): those answers will be paid for again.
+    ``stored``: the disk was full, the reserve (``RESERVE_BYTES``) was freed and the write went
+    through in its space; still raised, because nothing more may be sent.
     """
 
-    def __init__(self, path: Path | None, cause: BaseException):
-        self.path, self.cause = path, cause
+    def __init__(self, path: Path | None, cause: BaseException, *, stored: bool = False):
+        self.path, self.cause, self.stored = path, cause, stored
         detail = f"{type(cause).__name__}: {cause}"
         code = getattr(cause, "sqlite_errorname", None)
         if code:
@@ -114,7 +117,61 @@ class CacheWriteError(OSError):
         if isinstance(cause, sqlite3.OperationalError) and any(
                 w in str(cause).lower() for w in ("disk i/o", "full", "readonly", "read-only")):
             hint = " (disk full, a file-size limit or a read-only location?)"
+        if stored:  # the disk is full, but the space of the reserve took what was being written
+            hint += (f"; its reserve {reserve_path(path) if path else ''} was freed for the answers in flight, "
+                     "and no further call is sent")
         super().__init__(f"cannot write the model-call cache {path}: {detail}{hint}")
+
+
+RESERVE_BYTES = 1 << 20
+"""Space a SQLite cache sets aside beside itself (``<cache>.reserve``) while the disk has room.
+
+Why: when the disk fills, the calls in flight have been paid for and their answers have nowhere
+to go; without a reserve a full 2 MB data root lost 8-16 paid answers per run (issue 20). On the
+first full-disk write the reserve is deleted and the write retried in the space it held; the
+gateway then sends nothing more (``Gateway.cache_error``). 1 MB holds well over a hundred answers
+with their prompts' new chunks. Re-made by the next process that opens the cache with room."""
+
+
+def reserve_path(cache_path: str | os.PathLike[str]) -> Path:
+    p = Path(cache_path)
+    return p.with_name(p.name + ".reserve")
+
+
+def _make_reserve(cache_path: Path) -> None:
+    """Best effort: no room (or no file system support) means no reserve, never an error."""
+    path = reserve_path(cache_path)
+    try:
+        if path.stat().st_size >= RESERVE_BYTES:
+            return
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            if hasattr(os, "posix_fallocate"):
+                os.posix_fallocate(fd, 0, RESERVE_BYTES)  # real blocks, not a sparse file
+            else:
+                os.write(fd, b"\0" * RESERVE_BYTES)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """SQLite reports a file that cannot grow as SQLITE_FULL, or (a WAL or shared-memory page it could
+    not write) as an I/O error: either may be a full disk, and the reserve is what can tell."""
+    name = str(getattr(exc, "sqlite_errorname", "") or "")
+    return name.startswith(("SQLITE_FULL", "SQLITE_IOERR")) or "disk is full" in str(exc) \
+        or getattr(exc, "errno", None) == 28
 
 
 def write_errors_path(cache_path: str | os.PathLike[str]) -> Path:
@@ -276,6 +333,11 @@ class Cache:
     def put(self, key: str, entry: CachedEntry) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def put_many(self, items: Sequence[tuple[str, CachedEntry]]) -> None:
+        """Store several answers; a backend that can commit them at once overrides this."""
+        for key, entry in items:
+            self.put(key, entry)
+
     def get_vectors(self, keys: Sequence[str]) -> dict[str, np.ndarray]:  # pragma: no cover - interface
         raise NotImplementedError
 
@@ -301,6 +363,58 @@ class NullCache(Cache):
         return None
 
 
+class _PriorityLock:
+    """A mutex whose ``first()`` holders go before every plain waiter.
+
+    The cache's one connection serves look-ups and leases (many worker threads) and answer writes
+    (one writer thread). Under a plain lock a write queued behind a handful of look-ups, each a
+    few statements that each give the GIL away and wait to get it back, waited 100-200 ms: long
+    enough for a kill to lose answers that had been paid for. A write now waits for at most the
+    holder of the moment.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._held = False
+        self._urgent = 0
+
+    def acquire(self, timeout: float = -1, *, urgent: bool = False) -> bool:
+        with self._cond:
+            if urgent:
+                self._urgent += 1
+            try:
+                ok = self._cond.wait_for(lambda: not self._held and (urgent or not self._urgent),
+                                         None if timeout < 0 else timeout)
+            finally:
+                if urgent:
+                    self._urgent -= 1
+            if ok:
+                self._held = True
+            elif self._urgent == 0:
+                self._cond.notify_all()  # plain waiters held back by this urgent one may go
+            return ok
+
+    def release(self) -> None:
+        with self._cond:
+            self._held = False
+            self._cond.notify_all()
+
+    def __enter__(self) -> "_PriorityLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    @contextlib.contextmanager
+    def first(self) -> Iterator[None]:
+        self.acquire(urgent=True)
+        try:
+            yield
+        finally:
+            self.release()
+
+
 class SqliteCache(Cache):
     """The persistent cache. Safe to share one file between threads and processes.
 
@@ -313,7 +427,7 @@ class SqliteCache(Cache):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._busy_timeout_ms = busy_timeout_ms
-        self._lock = threading.Lock()
+        self._lock = _PriorityLock()
         self._conn: sqlite3.Connection | None = None
         self._pid = -1
         self._owner = ""
@@ -321,6 +435,7 @@ class SqliteCache(Cache):
         self._write_error_noted = False
         with self._lock:
             self._connection()
+        _make_reserve(self.path)
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None or self._pid != os.getpid():
@@ -443,48 +558,92 @@ class SqliteCache(Cache):
         when the file cannot be written; the transaction is then rolled back if SQLite has not
         already done so, and the rollback never hides the cause.
         """
-        with self._lock:
+        self.put_many([(key, entry)])
+
+    def put_many(self, items: Sequence[tuple[str, CachedEntry]]) -> None:
+        """``put`` for several answers in ONE transaction (all stored, or none and ``CacheWriteError``).
+
+        Why: answers arrive in bursts (a slot's worth at once) and each commit of a lone ``put`` costs
+        several GIL hand-offs while planner threads compute; one commit per burst makes the burst
+        durable in the time of one (llm/answer_writer.py). Writers also go before waiting readers
+        and leases (``_PriorityLock``): a paid answer waiting behind look-ups is an answer a kill loses.
+        """
+        if not items:
+            return
+        with self._lock.first():
             conn = self._connection()
-            refs, chunks = encode_messages(entry.messages, self._known)
+            encoded = []
+            for key, entry in items:
+                refs, chunks = encode_messages(entry.messages, self._known)
+                encoded.append((key, entry, refs, chunks))
             if len(self._known) > 200_000:  # a memo of chunks already stored, not a second cache
                 self._known.clear()
+            stored, error = False, None
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                if chunks:
-                    conn.executemany("INSERT OR IGNORE INTO loose (hash, data) VALUES (?, ?)", chunks)
-                conn.execute(
-                    "INSERT OR IGNORE INTO calls (key, model, contract, raw, messages, prompt_tokens, "
-                    "completion_tokens, cost_usd, created, cached_prompt_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (_stored_key(key), entry.model, entry.contract, pack_raw(entry.raw), refs,
-                     int(entry.prompt_tokens), int(entry.completion_tokens), float(entry.cost_usd), entry.created,
-                     int(entry.cached_prompt_tokens)))
-                conn.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, self._owner))
-                conn.execute("COMMIT")
+                self._insert_rows(conn, self._owner, encoded)
             except sqlite3.Error as exc:
                 self._rollback(conn)
-                error = CacheWriteError(self.path, exc)
+                stored = _disk_full(exc) and self._spend_reserve()
+                if stored:
+                    try:
+                        self._insert_rows(conn, self._owner, encoded)
+                    except sqlite3.Error:
+                        self._rollback(conn)
+                        stored = False
+                error = CacheWriteError(self.path, exc, stored=stored)
                 self._record_write_error(error)
-                raise error from exc
+                if not stored:
+                    raise error from exc
             except BaseException:
                 self._rollback(conn)
                 raise
-            self._known.update(h for h, _ in chunks)
-            self.stats.writes += 1
-            self._unpacked += sum(len(d) for _, d in chunks)
-            if self._unpacked >= COMPACT_AFTER:
+            for *_, chunks in encoded:
+                self._known.update(h for h, _ in chunks)
+                self._unpacked += sum(len(d) for _, d in chunks)
+            self.stats.writes += len(encoded)
+            if error is None and self._unpacked >= COMPACT_AFTER:  # on a full disk the space is for answers
                 self._compact(conn)
+        if error is not None:  # stored, but the disk is full: the caller must stop sending (Gateway.cache_error)
+            raise error
+
+    def _spend_reserve(self) -> bool:
+        """Delete the reserve (``RESERVE_BYTES``) so the write can be retried in its space."""
+        if self.path is None:
+            return False
+        try:
+            reserve_path(self.path).unlink()
+            return True
+        except OSError:
+            return False  # none (no room when the cache was opened, or another process took it)
+
+    @staticmethod
+    def _insert_rows(conn: sqlite3.Connection, owner: str, encoded: list) -> None:
+        """One transaction: every row of ``encoded`` (and its new prompt chunks), ``owner``'s leases ended."""
+        conn.execute("BEGIN IMMEDIATE")
+        for key, entry, refs, chunks in encoded:
+            if chunks:
+                conn.executemany("INSERT OR IGNORE INTO loose (hash, data) VALUES (?, ?)", chunks)
+            conn.execute(
+                "INSERT OR IGNORE INTO calls (key, model, contract, raw, messages, prompt_tokens, "
+                "completion_tokens, cost_usd, created, cached_prompt_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (_stored_key(key), entry.model, entry.contract, pack_raw(entry.raw), refs,
+                 int(entry.prompt_tokens), int(entry.completion_tokens), float(entry.cost_usd),
+                 entry.created, int(entry.cached_prompt_tokens)))
+        conn.executemany("DELETE FROM leases WHERE key = ? AND owner = ?", [(key, owner) for key, *_ in encoded])
+        conn.execute("COMMIT")
 
     def _record_write_error(self, error: CacheWriteError) -> None:
         """Leave a one-line note beside the cache (once per process), so the command that started
         the run learns of the failure even when the write failed in a worker process."""
         if self._write_error_noted or self.path is None:
             return
-        self._write_error_noted = True
         try:
             with open(write_errors_path(self.path), "a", encoding="utf-8") as f:
-                f.write(f"{time.time():.3f}\t{os.getpid()}\t{error}\n")
+                lost = "" if error.stored else "; the tables hold the answers it could not store, a re-run would pay for them again"
+                f.write(f"{time.time():.3f}\t{os.getpid()}\t{error}{lost}\n")
+            self._write_error_noted = True
         except OSError:
-            pass  # the disk may refuse this too; the error is still raised and logged
+            pass  # the disk may refuse this too (a later failure tries again); the error is still raised
 
     @staticmethod
     def _rollback(conn: sqlite3.Connection) -> None:
@@ -513,7 +672,11 @@ class SqliteCache(Cache):
                 return True
             except sqlite3.Error as exc:
                 self._rollback(conn)
-                raise CacheWriteError(self.path, exc) from exc
+                # The gateway stops sending now; the answers in flight need the reserve's space, and
+                # so does the note that tells the run why.
+                error = CacheWriteError(self.path, exc, stored=_disk_full(exc) and self._spend_reserve())
+                self._record_write_error(error)
+                raise error from exc
 
     def release(self, key: str) -> None:
         with self._lock:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
 from ..errors import ContractParseError
+from .answer_writer import AnswerWriter
 from .cache import Cache, CachedEntry, CacheWriteError, NullCache, cache_key, request_key
 from .constraints import REFUSAL_STATUSES, constraint_for, is_in_process, note_refusal
 from .faults import FaultSpec
@@ -95,6 +96,10 @@ class _Failed(RuntimeError):
         super().__init__(error)
 
 
+class _NotSent(_Failed):
+    """Internal: the call was not sent because the cache cannot store its answer (``Gateway.cache_error``)."""
+
+
 class _Refused(RuntimeError):
     """Internal: the server refused this call's output constraint (constraints.REFUSAL_STATUSES)."""
 
@@ -126,6 +131,7 @@ class Gateway:
         self._ledger = _Ledger()
         self._runner = shared_runner()
         self._pending: dict[tuple[int, str], asyncio.Future[CallResult]] = {}
+        self._writer: AnswerWriter | None = None
         self.cache_error: CacheWriteError | None = None
         """The first failed cache write, if any (the answers were kept; the run should fail)."""
         self.last_batch = None
@@ -253,6 +259,8 @@ class Gateway:
     def close(self) -> None:
         """Close the cache connection. The process-wide loop (transport.shared_runner) stays up:
         other gateways may be using it, and its thread is a daemon."""
+        if self._writer is not None:
+            self._writer.close()
         closer = getattr(self.cache, "close", None)
         if callable(closer):
             closer()
@@ -387,10 +395,21 @@ class Gateway:
                           **shaped, **totals)
 
     async def _store(self, key: str, entry: CachedEntry) -> None:
-        """Write one answer; a failed write keeps the answer (the caller gets it) and is recorded."""
+        """Write one answer; a failed write keeps the answer (the caller gets it) and is recorded.
+
+        Through the cache's own writer thread (answer_writer.py), not the look-up pool: an answer
+        that arrived is stored within one commit, whatever the look-ups of other calls are doing.
+        """
         try:
-            await self._cache_io(self.cache.put, key, entry)
+            if isinstance(self.cache, NullCache):
+                return
+            await asyncio.wrap_future(self._answer_writer().submit(key, entry))
         except CacheWriteError as exc:
+            if exc.stored:  # in the space of the cache's reserve: kept, but nothing more may be sent
+                if self.cache_error is None:
+                    self.cache_error = exc
+                    self.log.error("gateway: %s", self._redact(str(exc), None))
+                return
             self._ledger.add(cache_write_errors=1)
             if self.cache_error is None:
                 self.cache_error = exc
@@ -401,6 +420,13 @@ class Gateway:
             except Exception:  # noqa: BLE001 - the lease expires or is taken over after we exit
                 pass
 
+    def _answer_writer(self) -> AnswerWriter:
+        """The writer of this gateway's cache (a new one if ``cache`` was replaced)."""
+        writer = self._writer
+        if writer is None or writer.cache is not self.cache:
+            writer = self._writer = AnswerWriter(self.cache)
+        return writer
+
     async def _lookup(self, model: ModelConfig, req: CallRequest, key: str) -> CachedEntry | None:
         """The cached answer of ``key``, or None with the lease on it taken (ours to ask).
 
@@ -409,6 +435,10 @@ class Gateway:
         """
         if isinstance(self.cache, NullCache):
             return self.cache.get_answer(key)
+        if self.cache_error is not None:
+            # Nothing will be sent (``_ask``): a lease is a write, and a few hundred of them would
+            # take the space the answers still in flight need on a full disk.
+            return await self._cache_io(self.cache.get_answer, key)
         ttl = model.timeout_s * (model.max_retries + 1) + model.max_total_wait_s
         try:
             entry, leased = await asyncio.to_thread(self._first_look, key, ttl)
@@ -501,9 +531,15 @@ class Gateway:
 
         async def once() -> Completion:
             nonlocal calls
-            calls += 1
-            self._ledger.add(calls_made=1, retries=int(calls > 1))
             async with semaphore:
+                if self.cache_error is not None:
+                    # An answer the cache cannot keep is paid for again by the re-run that follows the
+                    # fix: once one write failed, nothing more is sent (issue 20, data root full).
+                    raise _NotSent(self._redact(f"not sent: {self.cache_error}; the answers already paid for "
+                                                "are kept, no further call is made until it can be written",
+                                                None), calls)
+                calls += 1
+                self._ledger.add(calls_made=1, retries=int(calls > 1))
                 # Each transport enforces model.timeout_s on the request itself; no outer
                 # wait_for, which would also count time the loop spent on other calls' CPU work.
                 try:
@@ -534,7 +570,7 @@ class Gateway:
                         if replay:  # tenacity's attempt 1 is the failure we already have
                             raise replay.pop()
                         completion = await once()
-        except _Refused:
+        except (_Refused, _NotSent):
             raise
         except Exception as exc:  # noqa: BLE001 - classified below; anything uncaught fails the item only
             overflow = context_overflow(str(exc), prompt_tokens(messages))

@@ -29,6 +29,15 @@ class PlannedCall(NamedTuple):
     model: ModelConfig
     request: CallRequest
     row: dict[str, Any]
+    failure: str | None = None
+    """Set when the call cannot be made because an input of it failed (a retrieval method's embedder):
+    nothing is sent and the row is a ``failed`` result with this error (``failed_result``), so the
+    partition is written and every other partition of the run goes on."""
+
+
+def failed_result(call: PlannedCall) -> CallResult:
+    """The result of a call planned with a ``failure``: never sent, nothing spent."""
+    return CallResult(status="failed", error=call.failure, model=call.model.name)
 
 
 class CallRunner(Protocol):
@@ -56,14 +65,17 @@ def run_calls(gateway: CallRunner, planned: Iterable[PlannedCall]) -> dict[Hasha
     """
     planned = list(planned)
     check_unique_keys(planned)
+    out = {p.key: failed_result(p) for p in planned if p.failure is not None}
+    planned = [p for p in planned if p.failure is None]
     if not planned:
-        return {}
+        return out
     price = getattr(gateway, "run_planned", None)  # the cost planner wants each call's step and row
     if price is not None:
         results = price([(p.key, p.model, p.request, p.row) for p in planned])
     else:
         results = gateway.run_many([(p.model, p.request) for p in planned])
-    return dict(zip((p.key for p in planned), results, strict=True))
+    out.update(zip((p.key for p in planned), results, strict=True))
+    return out
 
 
 def contract_request(

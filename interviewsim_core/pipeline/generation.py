@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..contracts import generation
 from ..embeddings import Embedder, EmbeddingCache
+from ..errors import GatewayError
 from ..llm.types import ModelConfig
 from ..split import HeldOutSplit
 from ..strategies import MethodSpec, resolve_method, select_contexts
@@ -30,6 +31,7 @@ def plan_generations(
     *,
     train_embeddings: np.ndarray | None = None,
     embedding_cache: EmbeddingCache | None = None,
+    retrieval_error: str | None = None,
 ) -> list[PlannedCall]:
     """One generation call per held-out question of ``split`` under ``method``.
 
@@ -38,13 +40,28 @@ def plan_generations(
         seed: the run seed (random selection).
         train_embeddings / embedding_cache: share one embedding pass of the training questions
             across methods (see ``strategies.retrieval.train_question_matrix``).
+        retrieval_error: the embedder already failed for this personality (``steps``): every
+            call is planned failed with it. An embedder that fails here does the same.
     """
     spec = resolve_method(method)
     pid = split.personality_id
     generator = generator.for_personality(pid)  # one adapter per person when the model is a template
     questions = [(p.qa_id, p.question) for p in split.test_pairs]
-    contexts = select_contexts(split, spec, questions, embedder, seed,
-                               train_embeddings=train_embeddings, cache=embedding_cache)
+    if retrieval_error is None:
+        try:
+            contexts = select_contexts(split, spec, questions, embedder, seed,
+                                       train_embeddings=train_embeddings, cache=embedding_cache)
+        except GatewayError as exc:
+            retrieval_error = str(exc)
+    if retrieval_error is not None:
+        failure = unretrieved(spec.name, retrieval_error)
+        return [PlannedCall(("generations", pid, spec.name, p.qa_id), generator,
+                            contract_request(generation, (), item_id=p.qa_id),
+                            {"personality_id": pid, "method": spec.name, "qa_id": p.qa_id,
+                             "interview_id": p.interview_id, "question": p.question, "strategy": spec.strategy,
+                             "n_context_requested": None, "n_context_used": None, "context_qa_ids": [],
+                             "context_chars": None, "context_state": None}, failure)
+                for p in split.test_pairs]
     out = []
     # Strategies that ignore the question (Chrono-m, the profiles) hand every question the same
     # context object: render it (and list its ids) once, not once per question (issue 13).
@@ -69,6 +86,11 @@ def plan_generations(
         out.append(PlannedCall(("generations", pid, spec.name, p.qa_id), generator,
                                contract_request(generation, messages, item_id=p.qa_id), row))
     return out
+
+
+def unretrieved(method: str, error: str) -> str:
+    """The error of a row whose method could not retrieve its context: the embedder's own (redacted) error."""
+    return f"not sent: {method} could not retrieve its context (the embedder failed): {error}"
 
 
 def assemble_generations(planned: list[PlannedCall], results: Results) -> pd.DataFrame:

@@ -20,9 +20,11 @@ import pandas as pd
 from ..contracts import mcq_answering
 from ..contracts.mcq_generation import ShuffledItem
 from ..embeddings import Embedder, EmbeddingCache
+from ..errors import GatewayError
 from ..llm.types import ModelConfig
 from ..split import HeldOutSplit
 from ..strategies import MethodSpec, resolve_method, select_group_context
+from .generation import unretrieved
 from .calls import CallRunner, PlannedCall, Results, call_columns, contract_request, result_for, run_calls
 from .tables import empty_frame, schema_of
 
@@ -45,11 +47,13 @@ def plan_mcq_answers(
     *,
     train_embeddings: np.ndarray | None = None,
     embedding_cache: EmbeddingCache | None = None,
+    retrieval_error: str | None = None,
 ) -> list[PlannedCall]:
     """One answering call per (held-out interview, option count) with at least one valid item.
 
     Items are ordered as their source pairs were asked (held-out order); invalid MCQ items have no
-    options to show and are left out (``mcq_items`` counts them).
+    options to show and are left out (``mcq_items`` counts them). ``retrieval_error``: as in
+    ``generation.plan_generations`` (the groups from the first failed retrieval on are planned failed).
     """
     spec = resolve_method(method)
     pid = split.personality_id
@@ -63,11 +67,16 @@ def plan_mcq_answers(
     for (n_options, interview_id), grp in items.groupby(["n_options", "interview_id"], sort=True):
         records = grp.sort_values("_rank", kind="stable").to_dict("records")
         shuffled = [item_of(r) for r in records]
-        ctx = select_group_context(
-            split, spec, [(r["item_id"], r["question"]) for r in records], embedder, seed,
-            group_id=str(interview_id), train_embeddings=train_embeddings, cache=embedding_cache,
-        )
-        messages = mcq_answering.build_messages(pid, ctx, shuffled)
+        if retrieval_error is None:
+            try:
+                ctx = select_group_context(
+                    split, spec, [(r["item_id"], r["question"]) for r in records], embedder, seed,
+                    group_id=str(interview_id), train_embeddings=train_embeddings, cache=embedding_cache,
+                )
+            except GatewayError as exc:
+                retrieval_error = str(exc)
+        failure = None if retrieval_error is None else unretrieved(spec.name, retrieval_error)
+        messages = () if failure else mcq_answering.build_messages(pid, ctx, shuffled)
         parser = partial(mcq_answering.parse, label_sets=mcq_answering.label_sets_of(shuffled))
         row = {"personality_id": pid, "method": spec.name, "n_options": int(n_options),
                "interview_id": str(interview_id),
@@ -77,7 +86,7 @@ def plan_mcq_answers(
         key = ("mcq_answers", pid, spec.name, int(n_options), str(interview_id))
         out.append(PlannedCall(key, generator,
                                contract_request(mcq_answering, messages, item_id=f"{interview_id}#{n_options}",
-                                                parser=parser), row))
+                                                parser=parser), row, failure))
     return out
 
 

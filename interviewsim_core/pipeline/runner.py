@@ -47,7 +47,7 @@ from ..factories import embedding_cache_dir, make_embedder, make_gateway
 from ..loader import index_corpus, load_corpus, load_document
 from ..split import HeldOutSplit, split_personality
 from ..llm.cache import in_batches
-from .calls import CallRunner, PlannedCall, check_unique_keys, run_calls
+from .calls import CallRunner, PlannedCall, check_unique_keys, failed_result, run_calls
 from .handoff import Handoff
 from .config import EvalConfig, check_retrieval_embedder
 from .steps import BY_NAME, Cell, InputMapping, Partitioning, Step, StepEnv, inputs_for, steps_for
@@ -417,6 +417,13 @@ class _Run:
                 + f"; ${cost:.4f} so far, {sent / elapsed:,.1f} calls/s sent")
 
     def _send(self, node: Node, planned: list[PlannedCall]) -> None:
+        known = [p for p in planned if p.failure is not None]  # failed at planning (calls.PlannedCall): not sent
+        if known:
+            answers = [failed_result(p) for p in known]
+            self._count(node[0], planned=len(known), results=answers)
+            self.calls[node].extend(known)
+            self.results[node].update(zip((p.key for p in known), answers, strict=True))
+            planned = [p for p in planned if p.failure is None]
         if planned:
             self._count(node[0], planned=len(planned))
         if not planned:

@@ -296,12 +296,23 @@ def _sft_dataset(env, cell, inputs):
     return write_sft_records(by_person, Path(env.config.data_root) / FINETUNE_DIR)
 
 
+def _retrieval(env, pid: str, method: str) -> dict[str, Any]:
+    """``env.retrieval``, or the embedder's error: a failing embedder fails that method's rows (typed,
+    nothing sent), never the other methods' partitions of the same run (issue 20)."""
+    from ..errors import GatewayError
+
+    try:
+        return env.retrieval(pid, method)
+    except GatewayError as exc:
+        return {"retrieval_error": str(exc)}
+
+
 def _plan_generations(env, cell, inputs):
     from . import generation
 
     pid, method = cell
     return generation.plan_generations(env.split(pid), method, env.config.effective_generator,
-                                       seed=env.config.seed, **env.retrieval(pid, method))
+                                       seed=env.config.seed, **_retrieval(env, pid, method))
 
 
 def _plan_mcq_answers(env, cell, inputs):
@@ -309,7 +320,7 @@ def _plan_mcq_answers(env, cell, inputs):
 
     pid, method = cell
     return mcq.plan_mcq_answers(env.split(pid), inputs["mcq_items"], method, env.config.effective_generator,
-                                seed=env.config.seed, **env.retrieval(pid, method))
+                                seed=env.config.seed, **_retrieval(env, pid, method))
 
 
 def _plan_content_similarity(env, cell, inputs):

@@ -66,8 +66,8 @@ def test_echoed_key_is_in_no_artefact_of_a_cli_run(tmp_path):
                   "max_cost_usd": None, "cache_path": str(cache)}
         # Chat, premise and embeddings in one full run; the batch judge in a second, short one (a failed
         # batch submission fails its step, which would keep the generations of the first from running).
-        # Only non-retrieval methods: a retrieval method's failed embedding fails the whole generations
-        # step (every method of the run), and the generator would never be asked.
+        # Only non-retrieval methods, to keep it short: the embedder meets its 401 in the report (a
+        # retrieval method's would fail that method's rows only: test_retrieval_embedder_failure.py).
         outputs = _run(tmp_path, "full", {**common, "methods": ["simple"],
                                           "judges": [model(ROLES["judge"], label="J")]})
         outputs += _run(tmp_path, "batch", {**common, "methods": ["simple"], "judges": [
