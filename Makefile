@@ -50,7 +50,7 @@ $(LLAMA_STAMP):
 	@touch $(LLAMA_STAMP)
 
 test-real-model: install $(LLAMA_STAMP)
-	INTERVIEWSIM_LLAMA_PYTHON=$(CURDIR)/$(LLAMA_VENV)/bin/python $(PY) -m pytest -q -s -m real_model tests/real_model
+	LLAMA_SERVER_PYTHON=$(abspath $(LLAMA_VENV))/bin/python $(PY) -m pytest -q -s -m real_model tests/real_model
 
 bench: install
 	$(PY) -m benchmarks.run_all $(BENCH_ARGS)

