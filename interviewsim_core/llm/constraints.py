@@ -155,11 +155,15 @@ MAX_STRING_CHARS = 1000
 """Upper bound on one string's length in a grammar schema: llama.cpp writes ``{1,n}`` as n nested
 optional rules, and a longer chain slows every decoded token."""
 _JSON_OVERHEAD_TOKENS = 10  # keys, quotes, braces and spaces of one field
+GRAMMAR_STRING_CHAR = r'[^<>"\\\x00-\x1f]'
+"""One character of a grammar-schema string: no angle bracket (placeholders), and none that JSON only
+allows escaped (a quote, a backslash, a control character such as a raw newline): llama.cpp copies
+a pattern's class into the grammar as written, so without them a raw newline made the JSON invalid."""
 
 
 def grammar_schema(schema: dict[str, Any] | None, max_tokens: int | None) -> dict[str, Any] | None:
     """``schema`` as sent to a llama.cpp server (``json_object`` + ``schema``, which it compiles into a
-    grammar): every free-text string gets ``pattern: ^[^<>]{1,n}$``.
+    grammar): every free-text string gets a ``pattern`` of 1 to n ``GRAMMAR_STRING_CHAR``.
 
     Why, measured on Gemma 3 270M (issue 22): with the contract's schema alone the model fills each
     string with the prompt's own angle-bracketed placeholder (``"<why this score, citing the two
@@ -197,7 +201,7 @@ def grammar_schema(schema: dict[str, Any] | None, max_tokens: int | None) -> dic
         room = max(max_tokens - _JSON_OVERHEAD_TOKENS * max(fields, 1), len(strings) * 8)
         bound = max(8, min(MAX_STRING_CHARS, CHARS_PER_TOKEN * room // len(strings)))
     for node in strings:
-        node["pattern"] = f"^[^<>]{{1,{bound}}}$"
+        node["pattern"] = f"^{GRAMMAR_STRING_CHAR}{{1,{bound}}}$"
     return schema
 
 
