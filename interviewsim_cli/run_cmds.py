@@ -297,6 +297,9 @@ def _run_options(
         None, "--max-cost", min=0, help="Budget in USD (config `max_cost_usd`, default 10): a run whose plan costs "
         "more asks for confirmation, or refuses (exit 7) without --yes when not on a terminal."),
     config: Optional[Path] = typer.Option(None, "--config", help="YAML/TOML config file (flags win over it)."),
+    local: bool = typer.Option(
+        False, "--local", help="Local-server profile (pipeline/local_profile.py) for whatever the config leaves "
+        "unset: concurrency 1, api_base http://127.0.0.1:8088/v1, per model timeout 900 s, 1 retry, 1 re-ask."),
 ) -> None:
     """The options ``run`` and ``plan`` share (the template ``with_run_options`` adds to a command)."""
 
@@ -339,7 +342,7 @@ def with_run_options(command):
 
 
 def _resolve_run_options(*, config: Optional[Path], methods: Optional[str], personalities: Optional[str],
-                         max_cost: Optional[float], **flags: Any) -> RunSelection:
+                         max_cost: Optional[float], local: bool, **flags: Any) -> RunSelection:
     cfg = _config({}, config)
     chosen_methods = _split(methods)
     overrides: dict[str, Any] = {**flags, "max_cost_usd": max_cost}
@@ -347,6 +350,10 @@ def _resolve_run_options(*, config: Optional[Path], methods: Optional[str], pers
         # Methods not yet in the configured set become partitions too; configured ones keep their order.
         overrides["methods"] = list(dict.fromkeys([*cfg.methods, *chosen_methods]))
     cfg = _config(overrides, config)
+    if local:
+        from interviewsim_core.pipeline.local_profile import apply_local_profile
+
+        cfg = apply_local_profile(cfg)
     from interviewsim_core.errors import ConfigError
     from interviewsim_core.pipeline.config import check_retrieval_embedder
 

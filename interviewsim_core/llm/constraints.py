@@ -11,7 +11,9 @@ What is sent, by mode:
 
 * ``json_schema``: ``response_format: {"type": "json_schema", "json_schema": {name, schema, strict}}``.
 * ``json_object``: ``response_format: {"type": "json_object"}``, plus ``schema`` for an
-  OpenAI-compatible server of our own (llama.cpp's servers turn it into a grammar).
+  OpenAI-compatible server of our own (llama.cpp's servers turn it into a grammar): the contract's
+  schema with its free-text strings kept free of ``<``/``>`` and bounded to fit the reply cap
+  (``grammar_schema`` says why).
 * ``grammar``: llama.cpp's ``grammar`` (GBNF) for a tagged/line contract; a JSON contract gets
   ``json_object`` + ``schema`` (what llama.cpp constrains JSON with).
 * ``off``: nothing.
@@ -39,6 +41,7 @@ from typing import Any, Mapping
 from .types import CallRequest, ModelConfig
 
 __all__ = ["CONSTRAINT_KINDS", "REFUSAL_STATUSES", "constraint_for", "note_refusal", "strict_json_schema",
+           "grammar_schema",
            "forget_refusals", "supports_response_schema", "is_in_process"]
 
 CONSTRAINT_KINDS = ("json_schema", "json_object", "grammar", "off")
@@ -133,7 +136,7 @@ def _params(kind: str, model: ModelConfig, req: CallRequest) -> dict[str, Any]:
     if kind == "json_object":
         fmt: dict[str, Any] = {"type": "json_object"}
         if model.api_base is not None and model.model.startswith(_DIRECT_PREFIXES):
-            fmt["schema"] = req.output_schema
+            fmt["schema"] = grammar_schema(req.output_schema, model.max_tokens or req.max_tokens)
         return {"response_format": fmt}
     if kind == "grammar":
         return {"grammar": req.output_grammar}
@@ -143,6 +146,63 @@ def _params(kind: str, model: ModelConfig, req: CallRequest) -> dict[str, Any]:
 def downgrade(kind: str) -> str:
     """The next constraint to try after ``kind`` was refused."""
     return _DOWNGRADE[kind]
+
+
+CHARS_PER_TOKEN = 3
+"""Characters of English prose per token, low on purpose (about 4 is typical): a bound derived from
+it leaves the reply room to close its strings and braces before ``max_tokens``."""
+MAX_STRING_CHARS = 1000
+"""Upper bound on one string's length in a grammar schema: llama.cpp writes ``{1,n}`` as n nested
+optional rules, and a longer chain slows every decoded token."""
+_JSON_OVERHEAD_TOKENS = 10  # keys, quotes, braces and spaces of one field
+GRAMMAR_STRING_CHAR = r'[^<>"\\\x00-\x1f]'
+"""One character of a grammar-schema string: no angle bracket (placeholders), and none that JSON only
+allows escaped (a quote, a backslash, a control character such as a raw newline): llama.cpp copies
+a pattern's class into the grammar as written, so without them a raw newline made the JSON invalid."""
+
+
+def grammar_schema(schema: dict[str, Any] | None, max_tokens: int | None) -> dict[str, Any] | None:
+    """``schema`` as sent to a llama.cpp server (``json_object`` + ``schema``, which it compiles into a
+    grammar): every free-text string gets a ``pattern`` of 1 to n ``GRAMMAR_STRING_CHAR``.
+
+    Why, measured on Gemma 3 270M (issue 22): with the contract's schema alone the model fills each
+    string with the prompt's own angle-bracketed placeholder (``"<why this score, citing the two
+    responses>"``), which the parser rightly refuses; and when it writes text instead, nothing in the
+    grammar ends the string, so the reply runs to ``max_tokens`` and is cut, invalid JSON. No ``<``
+    or ``>`` keeps the placeholders out (the prompts write every placeholder in them); ``n``, from
+    the reply cap (``CHARS_PER_TOKEN`` per token, shared by the strings, at most
+    ``MAX_STRING_CHARS``), makes a complete object fit the cap. The parsers are unchanged: this
+    constrains what is generated, never what is accepted. Only this path: a provider's strict
+    ``json_schema`` gets the contract's schema as it is (not every strict mode takes ``pattern``).
+    """
+    if schema is None:
+        return None
+    schema = copy.deepcopy(schema)
+    strings: list[dict[str, Any]] = []
+    fields = 0
+
+    def walk(node: Any) -> None:
+        nonlocal fields
+        if isinstance(node, dict):
+            fields += len(node.get("properties", {}))
+            if node.get("type") == "string" and not {"enum", "const", "pattern"} & set(node):
+                strings.append(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    if not strings:
+        return schema
+    bound = MAX_STRING_CHARS
+    if max_tokens:
+        room = max(max_tokens - _JSON_OVERHEAD_TOKENS * max(fields, 1), len(strings) * 8)
+        bound = max(8, min(MAX_STRING_CHARS, CHARS_PER_TOKEN * room // len(strings)))
+    for node in strings:
+        node["pattern"] = f"^{GRAMMAR_STRING_CHAR}{{1,{bound}}}$"
+    return schema
 
 
 def strict_json_schema(result_model: type, *, small_int_enum: int = 10) -> dict[str, Any]:

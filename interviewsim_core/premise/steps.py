@@ -16,12 +16,14 @@ prefixed ``pass1_`` / ``pass2_`` (all null for a pass that was not run).
 
 from __future__ import annotations
 
-from typing import Sequence
+import functools
+from typing import Any, Sequence
 
 import pandas as pd
 
 from ..contracts import premise as contract
 from ..contracts import version_of
+from ..llm.constraints import strict_json_schema
 from ..llm.types import CallRequest, CallResult, ModelConfig
 from ..pipeline.calls import CallRunner, PlannedCall, Results, call_columns, result_for, run_calls
 from ..pipeline.tables import CALL_COLUMNS, conform, empty_frame
@@ -34,6 +36,20 @@ PASS1_PREFIX = "pass1_"
 PASS2_PREFIX = "pass2_"
 
 
+PASS1_MAX_TOKENS = 800
+"""Reply cap of the blind pass: eleven short fields of seed 002's shape (a few hundred tokens when
+answered), with room; without a cap a small model writes until the server's context is full."""
+PASS2_MAX_TOKENS = 1200
+"""Reply cap of the verification pass: its lists of unsupported elements and attributions can be longer."""
+
+
+@functools.cache
+def output_schema(result_model: type) -> dict[str, Any]:
+    """The JSON schema of a pass's result model, sent as its constraint (llm/constraints.py), like the
+    other JSON contracts' ``output_schema()``; the parsers stay as strict as before."""
+    return strict_json_schema(result_model)
+
+
 def pass1_request(c: Conclusion) -> CallRequest:
     """The blind call for one conclusion: built from the statement alone."""
     return CallRequest(
@@ -42,6 +58,8 @@ def pass1_request(c: Conclusion) -> CallRequest:
         contract_version=version_of(contract.PASS1_NAME),
         parser=contract.parse_pass1,
         item_id=c.conclusion_id,
+        output_schema=output_schema(contract.Pass1Result),
+        max_tokens=PASS1_MAX_TOKENS,
     )
 
 
@@ -57,6 +75,8 @@ def pass2_request(c: Conclusion, p1: contract.Pass1Result) -> CallRequest:
         contract_version=version_of(contract.PASS2_NAME),
         parser=contract.parse_pass2,
         item_id=c.conclusion_id,
+        output_schema=output_schema(contract.Pass2Result),
+        max_tokens=PASS2_MAX_TOKENS,
     )
 
 

@@ -134,3 +134,33 @@ def test_the_constraint_and_finish_reason_reach_the_row(monkeypatch):
     row = call_columns(SERVER, req, res)
     assert (row["constraint"], row["finish_reason"], row["truncated"]) == ("json_object", "stop", False)
     assert json.loads(res.raw)["score"] == 4
+
+
+def test_a_llama_cpp_schema_keeps_placeholders_out_and_fits_the_cap():
+    """json_object + schema (what llama.cpp compiles to a grammar): free-text strings get a pattern
+    with no angle brackets (every prompt placeholder has them) and a length the reply cap can hold;
+    enums are left alone, and the strict json_schema path sends the contract's schema unchanged."""
+    from interviewsim_core.llm.constraints import CHARS_PER_TOKEN, GRAMMAR_STRING_CHAR, MAX_STRING_CHARS, grammar_schema
+
+    schema = content_similarity.output_schema()
+    bounded = grammar_schema(schema, 96)
+    pattern = bounded["properties"]["explanation"]["pattern"]
+    n = int(pattern.split(",")[1].split("}")[0])
+    assert pattern == f"^{GRAMMAR_STRING_CHAR}{{1,{n}}}$" and 8 <= n <= CHARS_PER_TOKEN * 96
+    assert bounded["properties"]["score"] == schema["properties"]["score"]  # the enum is the constraint
+    assert "pattern" not in schema["properties"]["explanation"]  # a copy: the contract's schema is untouched
+    assert grammar_schema(schema, None)["properties"]["explanation"]["pattern"] == f"^{GRAMMAR_STRING_CHAR}{{1,{MAX_STRING_CHARS}}}$"
+    assert grammar_schema(schema, 100_000)["properties"]["explanation"]["pattern"].endswith(f",{MAX_STRING_CHARS}}}$")
+
+    json_object = SERVER.model_copy(update={"structured_output": "json_object", "max_tokens": 96})
+    assert constraint_for(json_object, cs_request())[1]["response_format"]["schema"] == bounded
+    strict = constraint_for(SERVER, cs_request())[1]["response_format"]["json_schema"]["schema"]
+    assert strict == schema
+
+
+def test_a_placeholder_that_got_through_is_still_invalid(monkeypatch):
+    """The constraint never loosens the parser: a reply holding the placeholder stays invalid."""
+    stub = Stub(reply='{"score": 1, "explanation": "' + content_similarity.EXPLANATION_PLACEHOLDER + '"}')
+    model = SERVER.model_copy(update={"structured_output": "json_object", "max_reasks": 0})
+    res = run(stub, model, cs_request(), monkeypatch)
+    assert res.status == "invalid" and "placeholder" in res.parse_error

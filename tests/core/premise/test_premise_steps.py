@@ -226,3 +226,24 @@ def test_offline_model_end_to_end_through_litellm_with_label_clusters():
     pd.testing.assert_frame_equal(df, again)  # deterministic
     clusters = df.attrs["label_clusters"]
     assert list(clusters.columns) == ["rank", "representative", "size", "n_conclusions", "members", "examples"]
+
+
+def test_each_pass_is_sent_its_schema_and_a_reply_cap(server):
+    """Constrained output for the premise judge (issue 22): each pass sends the JSON schema of its
+    result model (strict ``json_schema`` on an OpenAI-compatible server) and its own ``max_tokens``."""
+    from interviewsim_core.llm.constraints import strict_json_schema
+    from interviewsim_core.premise.steps import PASS1_MAX_TOKENS, PASS2_MAX_TOKENS
+
+    split = tiny_split()
+    fs, ai = _frames(split)
+    with Gateway() as gw:
+        df = premise_verdicts_for(split, fs, ai, _judge(server), gw)
+    assert list(df["verdict"]) == ["PASS"] * 3  # the parsers accept what they accepted before
+    expected = {"You are evaluating": (c.Pass1Result, PASS1_MAX_TOKENS),
+                "You are grading": (c.Pass2Result, PASS2_MAX_TOKENS)}
+    for body in _bodies(server):
+        model, cap = next(v for k, v in expected.items() if body["messages"][0]["content"].startswith(k))
+        fmt = body["response_format"]
+        assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
+        assert fmt["json_schema"]["schema"] == strict_json_schema(model)
+        assert body["max_tokens"] == cap
