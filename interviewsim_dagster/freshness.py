@@ -13,7 +13,7 @@ data version now as just before that materialisation (``versioning``: a content 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 import dagster as dg
@@ -79,13 +79,35 @@ def is_up_to_date(graph, instance: dg.DagsterInstance, key: dg.AssetKey, partiti
             now = data_version(instance, parent, pp)
             if now is None:
                 continue  # an upstream partition not run (allowed for the aggregates); nothing changed there
-            if data_version(instance, parent, pp, before=mat.storage_id) != now:
+            if data_version(instance, parent, pp, before=mat.storage_id) != now and not _same_action(instance, mat, parent, pp):
                 return False
     return True
 
 
+def _same_action(instance: dg.DagsterInstance, child, parent: dg.AssetKey, partition: str | None) -> bool:
+    """True when the parent partition's latest materialisation is by a run of the child's own action.
+
+    The runs of one ``interviewsim run`` overlap (``launch._execute_overlapped``): a child partition is
+    made from the table its parent's run handed over, and recorded when its own run ends, which can be
+    before the parent's run ends. The parent's version then comes after the child's, yet it is the
+    one the child read."""
+    from .engine import HANDOFF_TAG
+
+    latest, _ = _latest(instance, parent, partition)
+    if latest is None or not child.run_id or not latest.run_id:
+        return False
+
+    def action(run_id: str) -> str:
+        run = instance.get_run_by_id(run_id)
+        return (run.tags.get(HANDOFF_TAG) or "").partition("/")[0] if run is not None else ""
+
+    mine = action(child.run_id)
+    return bool(mine) and mine == action(latest.run_id)
+
+
 def narrow(spec, partitions: Sequence[str | None], graph, instance: dg.DagsterInstance,
-           methods: Sequence[str], split_versions: dict[str, str] | None = None) -> list:
+           methods: Sequence[str], split_versions: dict[str, str] | None = None,
+           rerun: Collection[dg.AssetKey] = ()) -> list:
     """``spec`` (a ``launch.RunSpec``) without the assets that are up to date in every partition it covers.
 
     An asset downstream of an outdated asset of the same run is outdated for that partition too (its
@@ -93,13 +115,15 @@ def narrow(spec, partitions: Sequence[str | None], graph, instance: dg.DagsterIn
     whole range with the assets outdated somewhere in it: the up-to-date partitions of those assets
     are re-made from the cache (no call is paid again), which costs far less than one run per
     outdated partition did (a CLI run beside the UI split into a run per personality, issue 19).
+    ``rerun``: assets that earlier runs of the same action will make (runs side by side are
+    narrowed before any starts): an asset reading one of them is outdated too.
     """
     keys = list(spec.assets)  # topological order
     outdated: set[dg.AssetKey] = set()
     for p in partitions:
         stale: list[dg.AssetKey] = []
         for k in keys:
-            upstream_rerun = any(parent in stale for parent in graph.get(k).parent_keys)
+            upstream_rerun = any(parent in stale or parent in rerun for parent in graph.get(k).parent_keys)
             if upstream_rerun or not is_up_to_date(graph, instance, k, p, methods, split_versions):
                 stale.append(k)
         outdated.update(stale)

@@ -255,12 +255,14 @@ def _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_
     from .engine import HANDOFF_TAG
 
     runs: list[tuple[int, RunSpec]] = []
+    remade: set[dg.AssetKey] = set()
     for i, planned in enumerate(specs, start=1):
         narrowed = [planned]
         if skip_up_to_date:
             people = list(instance.get_dynamic_partitions(PERSONALITY))
             parts = freshness.spec_partitions(planned, graph, people, methods)
-            narrowed = freshness.narrow(planned, parts, graph, instance, methods, split_versions)
+            narrowed = freshness.narrow(planned, parts, graph, instance, methods, split_versions, rerun=remade)
+            remade.update(k for spec in narrowed for k in spec.assets)
             if not narrowed:
                 progress(f"[{i}/{len(specs)}] {planned.describe()}: up to date, skipped (--force re-runs it)")
         runs.extend((i, spec) for spec in narrowed)

@@ -33,7 +33,7 @@ def test_run_skips_up_to_date_partitions_and_force_reruns_them(tiny_corpus, tmp_
     assert first == {"heldout_split": 2, "fact_summary": 2, "generations": 2, "leaderboard": 1}
 
     again = _run(tmp_path, tiny_corpus)
-    assert again.count("up to date, skipped") == 4  # all four jobs
+    assert again.count("up to date, skipped") == 4, again  # all four jobs
     with dg.DagsterInstance.from_config(str(home)) as instance:
         assert {a: _count(instance, a) for a in first} == first
 
