@@ -63,6 +63,8 @@ def run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selecte
         return
     why = "it failed"
     try:
+        if board.interrupted.is_set():  # Ctrl-C while this run waited for its pool slot
+            raise KeyboardInterrupt("interrupted before this run's first step")
         board.promise(producer, [(s.name, c) for s in selected for c in cells])  # before the next run starts
         yield from _run_stage(context, cfg, stage, selected, cells, key_of, files, people, registered, board, producer)
         why = "it succeeded"

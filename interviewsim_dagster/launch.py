@@ -288,23 +288,30 @@ def _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_
               for k, (i, spec) in enumerate(runs)]
     try:
         with _one_logging_setup(), _terminal_kept(progress) as say:
-            for k, (i, spec) in enumerate(runs):
-                say(f"[{i}/{len(specs)}] {spec.describe()}")
-                th = threading.Thread(target=one, args=(k, spec, tokens[k]), name=f"interviewsim-run-{k}", daemon=True)
-                th.start()
-                threads.append(th)
-                # The next run starts once this one has promised its partitions (at its first step, after
-                # its pool slot): a later run never holds a slot an earlier one waits for.
-                while th.is_alive() and not board.wait_promised(tokens[k], 0.2):
-                    pass
-            for th in threads:
-                while th.is_alive():
-                    th.join(0.5)
-    except KeyboardInterrupt:
-        board.interrupted.set()
-        for th in threads:
-            th.join(STOP_WAIT_S)  # a run still waiting for a pool slot is left to the process exit
-        raise
+            try:
+                for k, (i, spec) in enumerate(runs):
+                    say(f"[{i}/{len(specs)}] {spec.describe()}")
+                    th = threading.Thread(target=one, args=(k, spec, tokens[k]), name=f"interviewsim-run-{k}",
+                                          daemon=True)
+                    th.start()
+                    threads.append(th)
+                    # The next run starts once this one has promised its partitions (at its first step,
+                    # after its pool slot): a later run never holds a slot an earlier one waits for.
+                    while th.is_alive() and not board.wait_promised(tokens[k], 0.2):
+                        pass
+                for th in threads:
+                    while th.is_alive():
+                        th.join(0.5)
+            except KeyboardInterrupt:
+                # Each run cancels its calls in flight and ends; their step failures are not the user's
+                # news (the command says it was interrupted), and a run ending puts back the descriptors
+                # it captured, so they are quieted again until the last has ended (a second Ctrl-C stops
+                # waiting). Then ``_terminal_kept`` restores the terminal for the command's last lines.
+                board.interrupted.set()
+                while any(th.is_alive() for th in threads):
+                    _quiet()
+                    next(th for th in threads if th.is_alive()).join(0.05)
+                raise
     finally:
         handoff.unregister(board)
     outcomes: list[RunOutcome] = []
@@ -330,8 +337,14 @@ def _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_
     return outcomes
 
 
-STOP_WAIT_S = 30.0
-"""After Ctrl-C, how long each run of the action gets to stop (its calls in flight are cancelled)."""
+def _quiet() -> None:
+    """Point file descriptors 1 and 2 at the null device (``_terminal_kept`` puts them back)."""
+    import os
+
+    null = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        os.dup2(null, fd)
+    os.close(null)
 
 _DAGSTER_PROBE_LOGGER = "dagster_dummy_logger"
 

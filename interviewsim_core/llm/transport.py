@@ -458,6 +458,12 @@ class LoopRunner:
                 return
 
         async def _shutdown() -> None:
+            # Calls still running (a run interrupted by Ctrl-C): cancelled and awaited here, so the
+            # interpreter's exit does not destroy them pending (a "Task was destroyed" traceback).
+            tasks = [t for t in asyncio.all_tasks(loop) if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             state = _states.get(loop)
             if state is not None:
                 await close_clients(state)

@@ -1,0 +1,72 @@
+"""Ctrl-C on `interviewsim run` while its stage runs go side by side: every run stops, the command says
+it was interrupted and how to resume, prints no traceback, and exits with its own code (130); a rerun
+resumes and finishes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import yaml
+
+from interviewsim_cli.outcome import EXIT_INTERRUPTED
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "interviewsim_core" / "sample_corpus"
+CLI = Path(sys.executable).parent / "interviewsim"
+
+
+def _start(cfg: Path, home: Path) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWSIM_")}
+    env["DAGSTER_HOME"] = str(home)
+    return subprocess.Popen(
+        [str(CLI), "run", "--config", str(cfg), "--yes", "--personalities", "SYN_AUERLUND,SYN_KAVANEK",
+         "--methods", "simple,chrono-100"],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        # A shell without job control starts background commands with SIGINT ignored: undo that.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def test_ctrl_c_stops_every_run_says_so_without_a_traceback_and_a_rerun_finishes(tmp_path):
+    offline = {"model": "offline/extractive"}
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(yaml.safe_dump({"corpus": str(SAMPLE), "data_root": str(tmp_path / "data"), "generator": offline,
+                                   "builder": offline, "premise_judge": offline, "judges": [offline]}))
+    proc = _start(cfg, tmp_path / "home")
+    lines: list[str] = []
+    started = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if "personality_method_assets [" in line:
+                started.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert started.wait(300), "".join(lines)
+        time.sleep(3)  # the runs side by side are making partitions now
+        proc.send_signal(signal.SIGINT)
+        t0 = time.monotonic()
+        assert proc.wait(180) == EXIT_INTERRUPTED, "".join(lines)
+        stopped_in = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    reader.join(10)
+    out = "".join(lines)
+    assert "interrupted: the partitions that finished are written" in out, out
+    assert "Traceback" not in out and "Stack Trace" not in out, out
+    assert stopped_in < 120
+
+    rerun = _start(cfg, tmp_path / "home")
+    out2, _ = rerun.communicate(timeout=900)
+    assert rerun.returncode == 0, out2
+    assert "summary: " in out2 and "exit code 0" in out2
