@@ -67,7 +67,7 @@ def _timed(args: list[str], env: dict[str, str], log: Path | None = None) -> tup
     return t0, t1, out[-2000:]
 
 
-def measure(corpus: Path, work: Path, c: int, latency: float) -> dict[str, Any]:
+def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool = False) -> dict[str, Any]:
     from benchmarks.scale_server import idle_seconds
 
     env = {**os.environ, "PYTHONWARNINGS": "ignore", KEY_ENV: "bench", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -96,12 +96,18 @@ def measure(corpus: Path, work: Path, c: int, latency: float) -> dict[str, Any]:
             out[name] = {"calls": st["chat"], "wall": t1 - t0, "rate": st["chat"] / (t1 - t0), "idle": idle,
                          "first": first}
 
+        for old in ("direct", "product", "product_seq", "dagster_home", "dagster_home_seq"):
+            shutil.rmtree(work / old, ignore_errors=True)  # a kept folder's earlier results would be cache hits
         one("direct", [sys.executable, "-m", "benchmarks.bench_scale", "--child", "run", "--corpus", str(corpus),
                        "--data-root", str(work / "direct"), "--base", srv.base, "--c", str(c), "--methods", METHODS])
         cfg = _config_file(work / "interviewsim.yaml", corpus, work / "product", srv.base, c)
         home = work / "dagster_home"
         env["DAGSTER_HOME"] = str(home)
         one("product", [str(BIN / "interviewsim"), "run", "--config", str(cfg), "--yes"], record=True)
+        if sequential:  # the candidate not taken, measured the same way: the stage runs one after the other
+            env["DAGSTER_HOME"] = str(work / "dagster_home_seq")
+            seq_cfg = _config_file(work / "interviewsim_seq.yaml", corpus, work / "product_seq", srv.base, c)
+            one("product_seq", [str(BIN / "interviewsim"), "run", "--config", str(seq_cfg), "--yes", "--sequential"])
         srv.cmd("reset")
         raw = _spawn("httpx", bodies=bodies, base=srv.base, c=c)
         out["raw"] = {"calls": raw["ok"], "wall": raw["wall"], "rate": raw["ok"] / raw["wall"]}
@@ -116,7 +122,10 @@ def report(out: dict[str, Any], n_people: int) -> None:
     print(f"{n_people} personalities, methods {METHODS}, 1 judge; each path timed as a whole command:")
     print("| path | calls | wall | calls/s | of raw httpx | no call in flight | first call after |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    for name, row in (("`interviewsim run` (Dagster)", p), ("direct runner (`run_evaluation`)", d)):
+    rows = [("`interviewsim run` (Dagster, stage runs side by side)", p), ("direct runner (`run_evaluation`)", d)]
+    if "product_seq" in out:
+        rows.insert(1, ("`interviewsim run --sequential` (stage after stage)", out["product_seq"]))
+    for name, row in rows:
         print(f"| {name} | {row['calls']:,} | {row['wall']:.1f} s | {row['rate']:.1f} | {row['rate'] / r['rate']:.2f} | "
               f"{100 * row['idle'] / row['wall']:.1f}% ({row['idle']:.1f} s) | {row['first']:.1f} s |")
     print(f"| raw httpx, the product's bodies | {r['calls']:,} | {r['wall']:.1f} s | {r['rate']:.1f} | 1.00 | | |")
@@ -136,6 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--c", type=int, default=64)
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sequential", action="store_true", help="also time `interviewsim run --sequential`")
     ap.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
     a = ap.parse_args(argv if argv is not None else [])
     from benchmarks.scale_corpus import generate_corpus
@@ -147,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
         corpus = work / f"corpus_{n_people}"
         st = generate_corpus(corpus, n_people, a.seed)
         print(f"scale corpus: {st.personalities} personalities, {st.pairs} QA pairs, seed {a.seed}", flush=True)
-        report(measure(corpus, work, a.c, a.latency), n_people)
+        report(measure(corpus, work, a.c, a.latency, a.sequential), n_people)
     finally:
         if a.keep is None:
             shutil.rmtree(work, ignore_errors=True)
