@@ -460,10 +460,14 @@ class LoopRunner:
         async def _shutdown() -> None:
             # Calls still running (a run interrupted by Ctrl-C): cancelled and awaited here, so the
             # interpreter's exit does not destroy them pending (a "Task was destroyed" traceback).
-            tasks = [t for t in asyncio.all_tasks(loop) if t is not asyncio.current_task()]
+            # Only this project's tasks: a library's own background task (litellm's logging worker)
+            # may not end on a cancel, and is left as it was.
+            tasks = [t for t in asyncio.all_tasks(loop) if t is not asyncio.current_task()
+                     and "interviewsim_core" in getattr(getattr(t.get_coro(), "cr_code", None), "co_filename", "")]
             for t in tasks:
                 t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            if tasks:
+                await asyncio.wait(tasks, timeout=5)
             state = _states.get(loop)
             if state is not None:
                 await close_clients(state)
