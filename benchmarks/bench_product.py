@@ -104,10 +104,10 @@ def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool =
         home = work / "dagster_home"
         env["DAGSTER_HOME"] = str(home)
         one("product", [str(BIN / "interviewsim"), "run", "--config", str(cfg), "--yes"], record=True)
-        if sequential:  # the candidate not taken, measured the same way: the stage runs one after the other
+        if sequential:  # the experimental candidate, measured the same way: the stage runs side by side
             env["DAGSTER_HOME"] = str(work / "dagster_home_seq")
             seq_cfg = _config_file(work / "interviewsim_seq.yaml", corpus, work / "product_seq", srv.base, c)
-            one("product_seq", [str(BIN / "interviewsim"), "run", "--config", str(seq_cfg), "--yes", "--sequential"])
+            one("product_seq", [str(BIN / "interviewsim"), "run", "--config", str(seq_cfg), "--yes", "--overlap"])
         srv.cmd("reset")
         raw = _spawn("httpx", bodies=bodies, base=srv.base, c=c)
         out["raw"] = {"calls": raw["ok"], "wall": raw["wall"], "rate": raw["ok"] / raw["wall"]}
@@ -122,9 +122,9 @@ def report(out: dict[str, Any], n_people: int) -> None:
     print(f"{n_people} personalities, methods {METHODS}, 1 judge; each path timed as a whole command:")
     print("| path | calls | wall | calls/s | of raw httpx | no call in flight | first call after |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    rows = [("`interviewsim run` (Dagster, stage runs side by side)", p), ("direct runner (`run_evaluation`)", d)]
+    rows = [("`interviewsim run` (Dagster, stage after stage)", p), ("direct runner (`run_evaluation`)", d)]
     if "product_seq" in out:
-        rows.insert(1, ("`interviewsim run --sequential` (stage after stage)", out["product_seq"]))
+        rows.insert(1, ("`interviewsim run --overlap` (stage runs side by side)", out["product_seq"]))
     for name, row in rows:
         print(f"| {name} | {row['calls']:,} | {row['wall']:.1f} s | {row['rate']:.1f} | {row['rate'] / r['rate']:.2f} | "
               f"{100 * row['idle'] / row['wall']:.1f}% ({row['idle']:.1f} s) | {row['first']:.1f} s |")
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--c", type=int, default=64)
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--sequential", action="store_true", help="also time `interviewsim run --sequential`")
+    ap.add_argument("--overlap", dest="sequential", action="store_true", help="also time `interviewsim run --overlap`")
     ap.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
     a = ap.parse_args(argv if argv is not None else [])
     from benchmarks.scale_corpus import generate_corpus

@@ -187,7 +187,7 @@ def _check_human_labels(cfg) -> None:
 
 
 def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool = False,
-                 budget: Budget | None = None, save_ui_config: bool = False, overlap: bool = True) -> int:
+                 budget: Budget | None = None, save_ui_config: bool = False, overlap: bool = False) -> int:
     import dagster as dg
 
     from interviewsim_core.errors import ConfigError
@@ -372,7 +372,7 @@ def run(
     verbose: bool = typer.Option(False, "--verbose", help="Also print Dagster's own step log."),
     force: bool = typer.Option(False, "--force", help="Re-run partitions that are up to date (current code, unchanged inputs)."),
     save_ui_config: bool = typer.Option(False, "--save-ui-config", help="Also make this run's config the one `interviewsim ui` loads ($DAGSTER_HOME/interviewsim.yaml)."),
-    sequential: bool = typer.Option(False, "--sequential", help="Run the stages one after the other (each waits for the whole previous one) instead of side by side, streaming into each other."),
+    overlap: bool = typer.Option(False, "--overlap", help="Experimental: run the stage runs side by side in this process, each handed the partitions the earlier ones write (1.28x faster in bench_product), instead of one after the other."),
 ) -> None:
     """Materialise the evaluation graph headless on the project's Dagster instance (runs show in the UI).
 
@@ -390,7 +390,7 @@ def run(
               "DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")}
     with outcome.exit_on_environment_error(places, lambda line: typer.echo(line, err=True)):
         code = _materialise(cfg, selection.personalities, selection.methods, assets, verbose,
-                            force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config, overlap=not sequential)
+                            force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config, overlap=overlap)
     raise typer.Exit(code)
 
 

@@ -1,4 +1,4 @@
-"""Ctrl-C on `interviewsim run` while its stage runs go side by side: every run stops, the command says
+"""Ctrl-C on `interviewsim run --overlap` while its stage runs go side by side: every run stops, the command says
 it was interrupted and how to resume, and exits with its own code (130); a rerun resumes and finishes."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _start(cfg: Path, home: Path) -> subprocess.Popen:
     env["DAGSTER_HOME"] = str(home)
     return subprocess.Popen(
         [str(CLI), "run", "--config", str(cfg), "--yes", "--personalities", "SYN_AUERLUND,SYN_KAVANEK",
-         "--methods", "simple,chrono-100"],
+         "--methods", "simple,chrono-100", "--overlap"],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         # A shell without job control starts background commands with SIGINT ignored: undo that.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
