@@ -218,16 +218,8 @@ def execute(
             )
             outcome = _outcome(spec, result, time.perf_counter() - t0)
             outcomes.append(outcome)
-            status = "ok" if outcome.success else "FAILED"
-            checks = f", checks {outcome.checks_passed} passed" + (
-                f", {len(outcome.checks_failed)} failed: {', '.join(outcome.checks_failed)}" if outcome.checks_failed else ""
-            )
-            progress(f"      {status} in {outcome.seconds:.1f} s: {outcome.materializations} partition "
-                     f"materialisation(s){checks} (run {outcome.run_id[:8]})")
+            _say_outcome(progress, "      ", outcome, result)
             if not outcome.success:
-                for ev in result.all_events:
-                    if ev.is_step_failure:
-                        progress(f"      step {ev.step_key} failed: {ev.step_failure_data.error.message.strip()}")
                 return outcomes
     return outcomes
 
@@ -325,16 +317,21 @@ def _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_
             continue
         outcome = _outcome(spec, result, seconds)
         outcomes.append(outcome)
-        status = "ok" if outcome.success else "FAILED"
-        checks = f", checks {outcome.checks_passed} passed" + (
-            f", {len(outcome.checks_failed)} failed: {', '.join(outcome.checks_failed)}" if outcome.checks_failed else "")
-        progress(f"[{i}/{len(specs)}] {spec.job} {status} in {outcome.seconds:.1f} s: {outcome.materializations} "
-                 f"partition materialisation(s){checks} (run {outcome.run_id[:8]})")
-        if not outcome.success:
-            for ev in result.all_events:
-                if ev.is_step_failure:
-                    progress(f"      step {ev.step_key} failed: {ev.step_failure_data.error.message.strip()}")
+        _say_outcome(progress, f"[{i}/{len(specs)}] {spec.job} ", outcome, result)
     return outcomes
+
+
+def _say_outcome(progress: Callable[[str], None], head: str, outcome: RunOutcome, result) -> None:
+    """One run's line (status, time, materialisations, checks), and its failed steps' messages."""
+    status = "ok" if outcome.success else "FAILED"
+    checks = f", checks {outcome.checks_passed} passed" + (
+        f", {len(outcome.checks_failed)} failed: {', '.join(outcome.checks_failed)}" if outcome.checks_failed else "")
+    progress(f"{head}{status} in {outcome.seconds:.1f} s: {outcome.materializations} partition "
+             f"materialisation(s){checks} (run {outcome.run_id[:8]})")
+    if not outcome.success:
+        for ev in result.all_events:
+            if ev.is_step_failure:
+                progress(f"      step {ev.step_key} failed: {ev.step_failure_data.error.message.strip()}")
 
 
 def _quiet() -> None:
