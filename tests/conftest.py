@@ -25,3 +25,22 @@ def pytest_runtest_makereport(item, call):
         if any(m in reason for m in _SHARED_MARKERS):
             report.outcome = "failed"
             report.longrepr = f"shared/ data is required on CI but was skipped: {reason}"
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    """A 2 MB tmpfs of its own, unmounted after the test: a real ENOSPC (CI runs as root; skipped
+    elsewhere, with the reason)."""
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("mount -t tmpfs failed (no CAP_SYS_ADMIN in this container)")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)

@@ -60,26 +60,15 @@ def test_a_selected_retrieval_method_without_an_embedder_is_still_refused(tmp_pa
 # -- a full disk under DAGSTER_HOME / the data root: exit 3, one line naming the path ---------------
 
 @pytest.fixture
-def full_tmpfs(tmp_path):
-    """A 2 MB tmpfs, filled up: a real ENOSPC (CI runs as root; skipped elsewhere, with the reason)."""
-    import subprocess
-
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mnt = tmp_path / "full"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True).returncode:
-        pytest.skip("mount -t tmpfs failed (no CAP_SYS_ADMIN in this container)")
-    try:
-        with open(mnt / "filler", "wb") as fh:
-            try:
-                while True:
-                    fh.write(b"\0" * 65536)
-            except OSError:
-                pass
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
+def full_tmpfs(small_tmpfs):
+    """The 2 MB tmpfs (tests/conftest.py), filled up."""
+    with open(small_tmpfs / "filler", "wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+        except OSError:
+            pass
+    return small_tmpfs
 
 
 def test_a_full_dagster_home_is_one_line_naming_it_and_exit_3(tmp_path, monkeypatch, full_tmpfs):

@@ -10,10 +10,7 @@ naming the file) and ``cache_error`` says so.
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
 
-import pytest
 from gateway_support import fake_model
 
 from interviewsim_core.llm.cache import RESERVE_BYTES, SqliteCache, cache_write_errors, reserve_path
@@ -30,18 +27,6 @@ def _reply(messages: list[dict]) -> str:
     return " ".join(hashlib.sha256(seed + bytes([i])).hexdigest() for i in range(30))
 
 
-@pytest.fixture
-def small_tmpfs(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True).returncode:
-        pytest.skip("mount -t tmpfs failed (no CAP_SYS_ADMIN in this container)")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_no_paid_answer_is_lost_when_the_cache_disk_fills(small_tmpfs, planted_key):
