@@ -49,7 +49,7 @@ LEADERBOARD_FIELDS: tuple[tuple[str, str], ...] = (
     ("cells_used", "int"), ("cells_valid", "int"), ("cells_expected", "int"), ("coverage", "float"),
     ("below_coverage", "bool"), ("best", "bool"),
     ("n_invalid", "int"), ("n_failed", "int"), ("n_not_run", "int"), ("n_malformed", "int"),
-    ("empty_reason", "str"), ("embedding_model", "str"),
+    ("n_no_item", "int"), ("empty_reason", "str"), ("embedding_model", "str"),
 )  # fmt: skip
 """Columns of the ``leaderboard`` table (one row per method, judge, metric and view; ``judge`` is
 null for the judge-independent MCQ metrics)."""
@@ -64,20 +64,27 @@ def mcq_rows(method_scores: pd.DataFrame) -> pd.DataFrame:
     return method_scores.sort_values("judge", kind="stable").drop_duplicates(["personality_id", "method"])
 
 
+NO_ITEM = "without an item (their atomic item invalid or failed)"
+"""How an MCQ cell with no item of its own is named: no MCQ item was generated, so none was invalid."""
+
+
 def empty_reason(fam: Family, expected: int, n: int, invalid: int, failed: int, not_run: int,
-                 noun: str | None = None) -> str:
+                 noun: str | None = None, no_item: int = 0) -> str:
     """Why a metric has no value, from its family's counts ("" when it has one)."""
     noun = noun or fam.noun
     if expected == 0:
         return f"no {noun}"
     if n > 0:
         return ""
+    if no_item == expected:
+        return f"no {noun} were generated ({no_item} of {expected} questions {NO_ITEM})"
     for count, word in ((invalid, "invalid"), (failed, "failed")):
         if count == expected:
             return f"0 valid {noun} ({count} of {expected} {word})"
     if not_run == expected:
         return f"not run (0 of {expected} {noun})"
-    parts = [f"{c} {w}" for c, w in ((invalid, "invalid"), (failed, "failed"), (not_run, "not run")) if c]
+    parts = [f"{c} {w}" for c, w in ((invalid, "invalid"), (failed, "failed"), (no_item, NO_ITEM),
+                                      (not_run, "not run")) if c]
     return f"0 valid {noun} of {expected}: " + ", ".join(parts)
 
 
@@ -153,6 +160,7 @@ def _metric_rows(frame: pd.DataFrame, m: Metric, judge: str | None, methods: Seq
         # A personality this method has no row for is expected all the same: not run.
         counts["not_run"] += sum(expected[p] for p in people if (meth, p) not in by)
         malformed = sum(_count(r, count_column(fam, "malformed")) for r in rows_m) if fam.cell == "item" else 0
+        no_item = sum(_count(r, count_column(fam, "no_item")) for r in rows_m) if fam.cell == "item" else 0
         embedders = sorted({str(r.get("embedding_model")) for r in rows_m
                             if isinstance(r.get("embedding_model"), str) and r.get("embedding_model")})
         base_row = {
@@ -161,11 +169,12 @@ def _metric_rows(frame: pd.DataFrame, m: Metric, judge: str | None, methods: Seq
             "cells_valid": n_valid[meth], "cells_expected": cells_expected, "coverage": coverage[meth],
             "below_coverage": bool(not (coverage[meth] >= threshold)), "n_invalid": counts["invalid"],
             "n_failed": counts["failed"], "n_not_run": counts["not_run"], "n_malformed": malformed,
+            "n_no_item": no_item,
             "embedding_model": ", ".join(embedders),
         }
         own_reason = ("not run" if not rows_m else
                       empty_reason(fam, cells_expected, n_valid[meth], counts["invalid"], counts["failed"],
-                                   counts["not_run"], fam.cells_noun))
+                                   counts["not_run"], fam.cells_noun, no_item))
         per_common, used = [], 0
         for p in people:
             cells = common[p] & set(valid[meth][p])

@@ -139,8 +139,10 @@ COUNT_KINDS: tuple[str, ...] = ("expected", "n", "invalid", "failed", "not_run")
 """Per family, in ``method_scores``: cells expected; with a value; without one because an output
 (the judgment, or the generation / MCQ item it needed) was invalid; because a call failed in
 transport after retries; because no output exists (not run yet, or an upstream table missing).
-``expected = n + invalid + failed + not_run``. MCQ families add ``malformed``: answers that broke
-the contract and are scored as the seed says (accuracy 0, reward -0.5), counted inside ``n``."""
+``expected = n + invalid + failed + not_run`` (+ ``no_item`` for MCQ). MCQ families add
+``malformed``: answers that broke the contract and are scored as the seed says (accuracy 0, reward
+-0.5), counted inside ``n``; and ``no_item``: questions that got no MCQ item because their atomic item
+was invalid or failed (no MCQ item was generated, so none was invalid)."""
 
 
 

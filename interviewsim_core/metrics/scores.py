@@ -52,7 +52,7 @@ def _method_score_fields() -> tuple[tuple[str, str], ...]:
     for fam in FAMILIES:
         fields += [(count_column(fam, k), "int") for k in COUNT_KINDS]
         if fam.cell == "item":
-            fields.append((count_column(fam, "malformed"), "int"))
+            fields += [(count_column(fam, "malformed"), "int"), (count_column(fam, "no_item"), "int")]
     for fam in FAMILIES:
         if fam.cell != "personality":
             fields.append((cells_column(fam), "list_str"))
@@ -195,9 +195,16 @@ def _status_of(df: pd.DataFrame, key: str) -> dict[str, str]:
     return dict(zip(df[key].astype(str), df["status"].astype(str)))
 
 
-def _tally(expected_ids: Iterable[str], outcome: dict[str, str], upstream: dict[str, str]) -> dict[str, int]:
-    """Counts per cell: its own output's status first, else why it has none (the upstream status)."""
+def _tally(expected_ids: Iterable[str], outcome: dict[str, str], upstream: dict[str, str],
+           source: dict[str, str] | None = None) -> dict[str, int]:
+    """Counts per cell: its own output's status first, else why it has none (the upstream status).
+
+    ``source`` is the input of the upstream (MCQ: the atomic item an MCQ item is built from). A cell
+    whose upstream output does not exist because the source was invalid or failed is counted as
+    ``no_item``, not as an invalid upstream output: nothing was generated to be invalid."""
     counts = dict.fromkeys(COUNT_KINDS, 0)
+    if source is not None:
+        counts["no_item"] = 0
     universe = set(expected_ids) | set(outcome)
     counts["expected"] = len(universe)
     for cell in universe:
@@ -208,6 +215,8 @@ def _tally(expected_ids: Iterable[str], outcome: dict[str, str], upstream: dict[
             counts["invalid" if status == INVALID else "failed"] += 1
         elif upstream.get(cell) in (INVALID, FAILED):
             counts["invalid" if upstream[cell] == INVALID else "failed"] += 1
+        elif source is not None and source.get(cell) in (INVALID, FAILED):
+            counts["no_item"] += 1
         else:
             counts["not_run"] += 1
     return counts
@@ -251,7 +260,8 @@ def _mcq_family(answers: pd.DataFrame, items: pd.DataFrame | None, n_options: in
 
     A malformed answer is scored (accuracy 0, reward -0.5: the seed) and counted in ``malformed``;
     a failed answering call leaves its items without a value (``failed``); a question whose MCQ item
-    or atomic item was invalid or failed was never asked and is counted by that status."""
+    was invalid or failed was never asked and is counted by that status; one whose atomic item was
+    invalid or failed got no MCQ item at all (``no_item``)."""
     key = "qa_id" if "qa_id" in answers.columns or answers.empty else "item_id"
     rows = answers[answers["n_options"] == n_options] if not answers.empty else answers
     item_rows = (items[items["n_options"] == n_options] if items is not None and not items.empty
@@ -259,9 +269,9 @@ def _mcq_family(answers: pd.DataFrame, items: pd.DataFrame | None, n_options: in
     scored = rows[rows["status"].isin([OK, INVALID]) & rows["reward"].notna()] if len(rows) else rows
     outcome = {str(i): (OK if st in (OK, INVALID) and r == r and r is not None else FAILED)
                for i, st, r in zip(rows.get(key, []), rows.get("status", []), rows.get("reward", []))}
-    upstream = _status_of(atomic, "qa_id") if atomic is not None else {}
-    upstream.update(_status_of(item_rows, key))
-    counts = _tally([*expected_qa, *item_rows.get(key, pd.Series(dtype=object)).astype(str)], outcome, upstream)
+    source = _status_of(atomic, "qa_id") if atomic is not None else {}
+    counts = _tally([*expected_qa, *item_rows.get(key, pd.Series(dtype=object)).astype(str)], outcome,
+                    _status_of(item_rows, key), source)
     counts["malformed"] = int((scored["status"] == INVALID).sum()) if len(scored) else 0
     scored = scored.sort_values(key, kind="stable") if len(scored) else scored
     return Cells(counts, [str(i) for i in scored.get(key, [])], {

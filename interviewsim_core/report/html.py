@@ -206,7 +206,8 @@ def _section_views(data: ReportData) -> dict[str, dict]:
             ("coverage", "Coverage %", "pct"), ("below_coverage", "Below threshold", "text"),
             ("cells_used", "Cells in common set", "int"), ("n_invalid", "Invalid", "int"),
             ("n_failed", "Failed", "int"), ("n_not_run", "Not run", "int"),
-            ("n_malformed", "Malformed MCQ (scored)", "int"), ("empty_reason", "Why empty", "text")],
+            ("n_malformed", "Malformed MCQ (scored)", "int"),
+            ("n_no_item", "No MCQ item (atomic item invalid/failed)", "int"), ("empty_reason", "Why empty", "text")],
             "coverage", "Coverage per method: cells with a valid value over cells expected; invalid, failed and "
             "not-run outputs are counted here, never silently dropped."))
         cov = s["leaderboard"].tables["coverage"]

@@ -28,9 +28,9 @@ def view_rows(board: pd.DataFrame, view: str = "common") -> pd.DataFrame:
 
 def coverage_table(board: pd.DataFrame) -> pd.DataFrame:
     """Per method, judge and metric: cells valid / expected, whether below the threshold, and the
-    invalid / failed / not-run counts behind the gap (one row per metric family would hide MCQ3 vs 4)."""
+    invalid / failed / not-run / no-item counts behind the gap (one row per metric family would hide MCQ3 vs 4)."""
     cols = ["method", "judge", "metric", "cells_valid", "cells_expected", "coverage", "below_coverage",
-            "cells_used", "n_invalid", "n_failed", "n_not_run", "n_malformed", "empty_reason"]
+            "cells_used", "n_invalid", "n_failed", "n_not_run", "n_malformed", "n_no_item", "empty_reason"]
     rows = view_rows(board, "common")
     if rows.empty:
         return pd.DataFrame(columns=cols)

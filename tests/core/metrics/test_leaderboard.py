@@ -179,3 +179,20 @@ def test_paired_values_use_the_cells_both_methods_have():
     row = compare_methods(ms, "A", "B", metrics=["cs_mean"]).iloc[0]
     assert row["cells"] == 27 and row["n"] == 3
     assert row["mean_difference"] == pytest.approx((pv["a"] - pv["b"]).mean())
+
+
+def test_mcq_cells_without_any_item_say_no_item_was_generated_not_invalid_items():
+    """Issue 22: every atomic item invalid, so no MCQ item exists; the cell must not read "12 of 12
+    invalid 3-option items"."""
+    from interviewsim_core.metrics.leaderboard import leaderboard
+    from interviewsim_core.metrics.scores import personality_scores
+
+    qa = [f"q{i}" for i in range(3)]
+    atomic = pd.DataFrame({"personality_id": "p", "qa_id": qa, "status": ["invalid", "invalid", "failed"]})
+    scores = personality_scores("p", "simple", atomic_items=atomic, mcq_options=(3, 4), test_qa_ids=qa, judges=["J"])
+    assert (scores.iloc[0].mcq3_invalid, scores.iloc[0].mcq3_failed, scores.iloc[0].mcq3_no_item) == (0, 0, 3)
+    board = leaderboard(scores, n_resamples=50)
+    mcq3 = board[(board.metric == "mcq3_accuracy") & (board.view == "common")].iloc[0]
+    assert (mcq3.n_invalid, mcq3.n_failed, mcq3.n_no_item) == (0, 0, 3)
+    assert "invalid 3-option" not in mcq3.empty_reason and "no " in mcq3.empty_reason, mcq3.empty_reason
+    assert "3 of 3 questions without an item" in mcq3.empty_reason, mcq3.empty_reason

@@ -221,10 +221,13 @@ def test_every_heldout_question_expects_an_item_per_configured_option_count():
                             for q in ("q0", "q3") for n in (3, 4)])
     row = personality_scores("p", "m", mcq_answers=answers, mcq_items=items, atomic_items=atomic, mcq_options=(3, 4),
                              test_qa_ids=qa, judges=["J"]).iloc[0]
-    # 3-option: q0, q3 answered; q4's item valid but unanswered (not run); q1, q2 had no atomic item.
-    assert (row.mcq3_expected, row.mcq3_n, row.mcq3_invalid, row.mcq3_failed, row.mcq3_not_run) == (5, 2, 1, 1, 1)
+    # 3-option: q0, q3 answered; q4's item valid but unanswered (not run); q1, q2 had no valid atomic
+    # item, so no MCQ item was generated for them: counted as no_item, not as invalid/failed MCQ items.
+    assert (row.mcq3_expected, row.mcq3_n, row.mcq3_invalid, row.mcq3_failed, row.mcq3_not_run,
+            row.mcq3_no_item) == (5, 2, 0, 0, 1, 2)
     # 4-option: q4's item itself was invalid.
-    assert (row.mcq4_expected, row.mcq4_n, row.mcq4_invalid, row.mcq4_failed, row.mcq4_not_run) == (5, 2, 2, 1, 0)
+    assert (row.mcq4_expected, row.mcq4_n, row.mcq4_invalid, row.mcq4_failed, row.mcq4_not_run,
+            row.mcq4_no_item) == (5, 2, 1, 0, 0, 2)
     assert row.mcq3_cells == ["q0", "q3"]
     # An option count not configured expects nothing.
     only3 = personality_scores("p", "m", mcq_answers=answers[answers.n_options == 3], mcq_items=items,

@@ -29,9 +29,10 @@ import pandas as pd
 from interviewsim_core.pipeline.storage import read_frame
 from interviewsim_core.pipeline.tables import KEY_COLUMNS
 
-EXCLUDED_SUFFIXES = ("cache_hit", "cache_key", "constraint", "finish_reason", "truncated")
+EXCLUDED_SUFFIXES = ("cache_hit", "cache_key", "constraint", "finish_reason", "truncated", "no_item")
 # constraint / finish_reason / truncated: call columns added after the fingerprint was taken (issue 22);
 # finish_reason is also None on a cache hit, like cache_hit a fact about how the row was served.
+# no_item (MCQ counts in method_scores and the leaderboard): added after the fingerprint, 0 on the sample.
 ROW_HASH_CHARS = 10
 
 
