@@ -140,8 +140,8 @@ class RunPlan(BaseModel):
     def to_json(self) -> dict:
         return {"totals": self.totals(), "lines": [{**line.model_dump(), "to_send": line.to_send} for line in self.lines]}
 
-    def table(self) -> str:
-        """A plain-text table for the terminal (and the Dagster run's metadata)."""
+    def rows(self) -> list[tuple[str, ...]]:
+        """The plan's cells, header first and totals last: one layout for the terminal and the UI."""
         head = ("step", "method", "model", "calls", "dedup", "cached", "to send", "prompt tok", "completion tok",
                 "USD", "tokenizer", "note")
         rows = [head] + [(ln.step, ln.method or "-", ln.model, f"{ln.calls:,}", f"{ln.deduplicated:,}",
@@ -152,11 +152,28 @@ class RunPlan(BaseModel):
         rows.append(("total", "", "", f"{t['calls']:,}", f"{t['deduplicated']:,}", f"{t['cached']:,}",
                      f"{t['to_send']:,}", f"{t['prompt_tokens']:,}", f"{t['completion_tokens']:,}",
                      f"{t['cost_usd']:.4f}", "", ""))
-        widths = [max(len(str(r[i])) for r in rows) for i in range(len(head))]
+        return rows
+
+    def _footnote(self) -> str:
+        return "* no price in litellm's map: $0 shown (see the note)" if any(not ln.priced for ln in self.lines) else ""
+
+    def table(self) -> str:
+        """A plain-text table for the terminal (and the Dagster run's metadata)."""
+        rows = self.rows()
+        widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
         text = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
-        if any(not ln.priced for ln in self.lines):
-            text += "\n* no price in litellm's map: $0 shown (see the note)"
-        return text
+        return text + ("\n" + self._footnote() if self._footnote() else "")
+
+    def markdown(self) -> str:
+        """The same table in Markdown, for Dagster's metadata: every column of ``table``, the notes
+        (prompts that repeat another method's, missing prices) included, so no line is silently short."""
+        def line(cells) -> str:
+            return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+        rows = self.rows()
+        out = [line(rows[0]), "|" + "---|" * len(rows[0]), *(line(r) for r in rows[1:-1]),
+               line(("**total**", *rows[-1][1:]))]
+        return "\n".join(out) + ("\n\n" + self._footnote() if self._footnote() else "")
 
 
 def completion_tokens(req: CallRequest, person_tokens: int) -> int:

@@ -209,8 +209,7 @@ def _gate(context: dg.AssetExecutionContext, cfg: EvalConfig, selected: Sequence
         f"${limit:.2f}: not started, no model was called. To approve it, launch again with the run tag "
         f"{APPROVE_TAG}={need:.2f} (Launchpad or backfill dialog: tags), or raise max_cost_usd in the configuration "
         "and reload the code location.",
-        metadata={"plan_cost_usd": plan.cost_usd, "max_cost_usd": limit, "plan": dg.MetadataValue.md(
-            "```\n" + plan.table() + "\n```")})
+        metadata={"plan_cost_usd": plan.cost_usd, "max_cost_usd": limit, "plan": dg.MetadataValue.md(plan.markdown())})
 
 
 def _float(text: str | None) -> float | None:

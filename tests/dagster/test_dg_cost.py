@@ -124,4 +124,11 @@ def test_plan_asset_shows_the_plan_as_metadata(tiny_corpus, tmp_path):
     assert meta["calls"].value == expected.calls > 0
     assert meta["cost_usd"].value == pytest.approx(expected.cost_usd, abs=1e-6)
     assert "| generations | simple | openai/gpt-4.1 |" in meta["plan"].value
+    # The UI's table has every column of the terminal's, the notes included (issue 19: a method whose
+    # prompts repeat another's is shown "same prompts as ...", never silently short).
+    header = meta["plan"].value.splitlines()[0]
+    for column in ("dedup", "cached", "to send", "tokenizer", "note"):
+        assert f" {column} |" in header, header
+    notes = [ln.note for ln in expected.lines if ln.note]
+    assert all(n.replace("|", "\\|") in meta["plan"].value for n in notes)
     assert not (tmp_path / "data" / "generations").exists()

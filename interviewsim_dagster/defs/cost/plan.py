@@ -11,23 +11,10 @@ without ``--personalities``/``--methods``.
 import dagster as dg
 
 from interviewsim_core.pipeline.config import EvalConfig
-from interviewsim_core.plan import RunPlan
 
 from ...assets_support import CONFIG
 
 PLAN_ASSET = "plan"
-
-
-def plan_markdown(plan: RunPlan) -> str:
-    """The plan table in Markdown (Dagster renders it in the asset's metadata)."""
-    head = "| step | method | model | calls | cached | prompt tokens | completion tokens | USD | tokenizer |"
-    rows = [head, "|" + "---|" * 9]
-    rows += [f"| {ln.step} | {ln.method or '-'} | {ln.model} | {ln.calls:,} | {ln.cached:,} | {ln.prompt_tokens:,} "
-             f"| {ln.completion_tokens:,} | {ln.cost_usd:.4f} | {ln.tokenizer} |" for ln in plan.lines]
-    t = plan.totals()
-    rows.append(f"| **total** | | | {t['calls']:,} | {t['cached']:,} | {t['prompt_tokens']:,} "
-                f"| {t['completion_tokens']:,} | {t['cost_usd']:.4f} | |")
-    return "\n".join(rows)
 
 
 def build_plan_asset(cfg: EvalConfig) -> dg.AssetsDefinition:
@@ -44,7 +31,7 @@ def build_plan_asset(cfg: EvalConfig) -> dg.AssetsDefinition:
         plan = plan_run(checked_config(context, cfg))
         t = plan.totals()
         return dg.MaterializeResult(metadata={
-            "plan": dg.MetadataValue.md(plan_markdown(plan)),
+            "plan": dg.MetadataValue.md(plan.markdown()),
             "calls": dg.MetadataValue.int(int(t["calls"])),
             "to_send": dg.MetadataValue.int(int(t["to_send"])),
             "cached": dg.MetadataValue.int(int(t["cached"])),
