@@ -47,7 +47,7 @@ import numpy as np
 from ..processes import HOST as _HOST
 from ..processes import owner_gone as _dead
 from .prompt_store import COMPACT_AFTER, PROMPT_TABLES, compact, decode_messages, encode_messages, pack_raw, unpack_raw
-from .types import CallRequest, ModelConfig
+from .types import CallRequest, ModelConfig, canonical_json, scalar_json
 from .wire import WireText
 
 __all__ = ["CachedEntry", "CacheStats", "Cache", "CacheWriteError", "SqliteCache", "NullCache", "cache_key",
@@ -201,11 +201,6 @@ def cache_write_errors(cache_path: str | os.PathLike[str], since: float) -> list
     return out
 
 
-def canonical_json(obj: Any) -> str:
-    """Sorted keys, no whitespace, UTF-8 kept: equal content gives equal bytes on every machine."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
 def cache_key(model: ModelConfig, messages: Sequence[Mapping[str, Any]], contract: str, contract_version: str,
               sample_index: int, attempt: int, *, wire: WireText | None = None,
               constraint: Mapping[str, Any] | None = None) -> str:
@@ -225,16 +220,16 @@ def cache_key(model: ModelConfig, messages: Sequence[Mapping[str, Any]], contrac
     literals = (wire if wire is not None else WireText(messages)).literals()
     h = hashlib.sha256()
     shaped = ',"constraint":' + canonical_json(dict(constraint)) if constraint else ""
-    head = ('{"attempt":' + canonical_json(attempt) + shaped + ',"contract":' + canonical_json(contract)
-            + ',"contract_version":' + canonical_json(contract_version) + ',"messages":[')
+    head = ('{"attempt":' + scalar_json(attempt) + shaped + ',"contract":' + scalar_json(contract)
+            + ',"contract_version":' + scalar_json(contract_version) + ',"messages":[')
     h.update(head.encode("utf-8"))
     for i, (m, literal) in enumerate(zip(messages, literals, strict=True)):
         role, content = m["role"], m["content"]
         h.update(b',{"content":' if i else b'{"content":')
         for piece in literal if literal is not None else (canonical_json(content).encode("utf-8"),):
             h.update(piece)
-        h.update((',"role":' + canonical_json(role) + "}").encode("utf-8"))
-    tail = '],"model":' + canonical_json(model.identity()) + ',"sample_index":' + canonical_json(sample_index) + "}"
+        h.update((',"role":' + scalar_json(role) + "}").encode("utf-8"))
+    tail = '],"model":' + model.identity_json() + ',"sample_index":' + scalar_json(sample_index) + "}"
     h.update(tail.encode("utf-8"))
     return h.hexdigest()
 
@@ -249,7 +244,7 @@ def request_key(model: ModelConfig, req: CallRequest, *, wire: WireText | None =
     from .constraints import constraint_for  # noqa: PLC0415 - constraints imports types only
 
     shape = constraint_for(model, req)[1]
-    ident = canonical_json(model.identity()) + canonical_json(shape)
+    ident = model.identity_json() + (canonical_json(shape) if shape else "{}")
     texts = tuple(x for m in req.messages for x in (m["role"], m["content"]))
     memo = req._keys.get(ident)
     if (memo is not None and len(memo[0]) == len(texts) and all(a is b for a, b in zip(memo[0], texts))

@@ -7,6 +7,8 @@ concurrency limit per model and one cost ledger.
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
 from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -42,10 +44,27 @@ PERSONALITY_PLACEHOLDER = "{personality_id}"
 """The one placeholder a generator's model string may hold (see ``ModelConfig.for_personality``)."""
 
 
+def canonical_json(obj: Any) -> str:
+    """Sorted keys, no whitespace, UTF-8 kept: equal content gives equal bytes on every machine."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+@lru_cache(maxsize=4096)
+def _scalar_json(value: str | int | bool | None) -> str:
+    return canonical_json(value)
+
+
+def scalar_json(value: Any) -> str:
+    """``canonical_json`` of a key's small scalar parts (contract names, roles, indices), remembered:
+    a request key writes about seven of them. ``type`` is part of the memo key (``True`` is not ``1``)."""
+    return _scalar_json(value) if type(value) in (str, int) else canonical_json(value)
+
+
 class ModelConfig(BaseModel):
     """One configured model for one role (generator, a judge, builder, premise judge)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    _identity_json: str | None = PrivateAttr(default=None)
 
     model: str
     """litellm model string, e.g. ``openai/gpt-4.1``, ``hosted_vllm/qwen3-8b``, ``offline/extractive``."""
@@ -101,6 +120,19 @@ class ModelConfig(BaseModel):
     def identity(self) -> dict[str, Any]:
         """The output-affecting part of this config: what a cache key and a judge's code version use."""
         return self.model_dump(exclude=set(OPERATIONAL_FIELDS))
+
+    def identity_json(self) -> str:
+        """``canonical_json(identity())``, computed once per config: every request key hashes it, and a
+        plan keys millions of calls (the config is frozen, so the text cannot go stale)."""
+        if self._identity_json is None:
+            self._identity_json = canonical_json(self.identity())
+        return self._identity_json
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> ModelConfig:
+        """pydantic's copy, without the remembered identity text (the copy's fields may differ)."""
+        out = super().model_copy(update=update, deep=deep)
+        out._identity_json = None
+        return out
 
     @property
     def is_per_personality(self) -> bool:

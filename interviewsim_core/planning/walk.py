@@ -4,7 +4,7 @@ Which calls exist is decided by the steps themselves (``pipeline.steps.STEPS``: 
 ``plan``, ``replan`` and ``assemble``), never re-derived here: this module only walks one
 personality's nodes in step order, answers the calls whose answers a later prompt is built from
 (``answers``), and accounts every call it is handed. What it holds is one personality's split, its
-upstream tables and the token memo; a run-wide map of the request keys seen (8 bytes each) tells a
+upstream tables and the token memo; a run-wide map of the requests seen (a 64-bit hash each) tells a
 repeated request, which the gateway sends once, from a new one.
 
 Steps whose results nothing downstream reads (the judges, MCQ answering) are planned and counted
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..llm.cache import Cache, request_key
+from ..llm.constraints import constraint_for
 from ..llm.types import CallRequest, CallResult, ModelConfig
 from ..pipeline.calls import PlannedCall
 from ..pipeline.steps import Cell, Partitioning, Step, StepEnv, inputs_for, steps_for
@@ -149,20 +150,35 @@ class Walker:
         todo = step.plan(self.env, cell, inputs)
         while todo:
             for p in todo:
-                key = request_key(p.model, p.request)
-                entry = self._account(step.name, cell, p, key) if counted else self._cached(key)
+                entry = self._account(step.name, cell, p) if counted else self._cached(p)
                 if assemble or step.replan is not None:
-                    pending[p.key] = (p, key, entry)
+                    pending[p.key] = (p, entry)
                     results.add(p.key)
             calls.extend(todo)
             todo = step.replan(self.env, cell, calls, results) if step.replan is not None else []
         return step.assemble(self.env, cell, calls, results) if assemble else None
 
     # -- one call ---------------------------------------------------------------------------------
-    def _cached(self, key: str):
-        return self.cache.get_answer(key) if self.cache is not None else None
+    def _cached(self, p: PlannedCall):
+        """The call's cache entry: only with a cache is its request key (a sha256 of the prompt) needed."""
+        return self.cache.get_answer(request_key(p.model, p.request)) if self.cache is not None else None
 
-    def _account(self, step: str, cell: Cell, p: PlannedCall, key: str):
+    @staticmethod
+    def _identity(p: PlannedCall) -> int:
+        """What makes two requests the same request for the gateway, hashed by Python, not sha256.
+
+        The same fields as the request key (``llm.cache.cache_key``): the model's identity, the
+        constraint (its kind; the body it sends follows from the kind, the contract and the model),
+        the contract and its version, the sample index and every message. Most planned calls are
+        counted and never answered or looked up, so they need no sha256 of their prompt; string
+        hashes are remembered by the strings, and the shared parts of prompts are shared strings.
+        64 bits, as the key prefix this replaces: a collision among 10 million calls has a chance of
+        about 3 in a million."""
+        req = p.request
+        return hash((p.model.identity_json(), constraint_for(p.model, req)[0], req.contract, req.contract_version,
+                     req.sample_index, *(x for m in req.messages for x in (m["role"], m["content"]))))
+
+    def _account(self, step: str, cell: Cell, p: PlannedCall):
         """Count one call under its line; returns its cache entry (or None)."""
         model, req = p.model, p.request
         method = str(p.row.get("method") or cell.method or "")
@@ -172,14 +188,14 @@ class Walker:
         label = self._label_ids.setdefault((step, method), len(self._label_ids))
         if label == len(self.labels):
             self.labels.append((step, method))
-        short = int(key[:16], 16)
+        short = self._identity(p)
         first = self.seen.get(short)
         if first is not None:
             tally.deduplicated += 1
             tally.repeats[first] += 1
-            return self._cached(key)
+            return self._cached(p)
         self.seen[short] = label
-        entry = self._cached(key)
+        entry = self._cached(p)
         if entry is not None:
             tally.cached += 1
             return entry
@@ -190,8 +206,9 @@ class Walker:
             self.observer(model.name, step, req.messages, pt)
         return None
 
-    def _answer(self, p: PlannedCall, key: str, entry) -> CallResult:
+    def _answer(self, p: PlannedCall, entry) -> CallResult:
         req: CallRequest = p.request
+        key = request_key(p.model, req)  # seeds the synthetic generation and stamps the result, as a run's would
         if entry is not None:
             raw = entry.raw
         elif req.contract == "generation":
