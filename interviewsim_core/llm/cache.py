@@ -436,6 +436,9 @@ class SqliteCache(Cache):
         with self._lock:
             self._connection()
         _make_reserve(self.path)
+        from .answer_journal import replay  # noqa: PLC0415 - answer_journal imports this module
+
+        replay(self)  # answers a killed process had received but not committed (answer_journal.py)
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None or self._pid != os.getpid():

@@ -322,8 +322,9 @@ class Gateway:
                                       attempts=tuple(attempts), model=model.name, cache_key=first_key,
                                       latency_s=time.perf_counter() - started, **shaped, **totals)
                 while True:
-                    async def persist(completion: Completion, key: str = key, sent: tuple = tuple(messages)) -> None:
-                        await self._store(key, self._entry(completion, sent, model, req))
+                    async def persist(completion: Completion, key: str = key, sent: tuple = tuple(messages),
+                                      wire: WireText = wire) -> None:
+                        await self._store(key, self._entry(completion, sent, model, req), wire)
 
                     try:
                         completion, calls = await self._ask(model, messages, req, persist, wire, sent_extra, kind)
@@ -394,7 +395,7 @@ class Gateway:
                           model=model.name, cache_key=first_key, latency_s=time.perf_counter() - started,
                           **shaped, **totals)
 
-    async def _store(self, key: str, entry: CachedEntry) -> None:
+    async def _store(self, key: str, entry: CachedEntry, wire: WireText | None = None) -> None:
         """Write one answer; a failed write keeps the answer (the caller gets it) and is recorded.
 
         Through the cache's own writer thread (answer_writer.py), not the look-up pool: an answer
@@ -403,7 +404,7 @@ class Gateway:
         try:
             if isinstance(self.cache, NullCache):
                 return
-            await asyncio.wrap_future(self._answer_writer().submit(key, entry))
+            await asyncio.wrap_future(self._answer_writer().submit(key, entry, wire))
         except CacheWriteError as exc:
             if exc.stored:  # in the space of the cache's reserve: kept, but nothing more may be sent
                 if self.cache_error is None:
