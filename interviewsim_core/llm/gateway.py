@@ -212,10 +212,15 @@ class Gateway:
         the online pass below then reads them as hits, and sends only what the batch did not answer."""
         from .batch import prefill  # noqa: PLC0415
 
+        if self.cache_error is not None:  # nothing is sent once the cache refused a write, batches neither
+            return
         out = self._runner.run(prefill(self.cache, pairs, self.log))
         self._ledger.add(calls_made=out.lines_sent, prompt_tokens=out.prompt_tokens,
                          completion_tokens=out.completion_tokens, cost_usd=out.cost_usd)
         self.last_batch = out
+        if out.cache_error is not None and self.cache_error is None:
+            self.cache_error = out.cache_error  # the online pass then sends nothing (``_ask``)
+            self.log.error("gateway: %s", self._redact(str(out.cache_error), None))
 
     async def acall(self, model: ModelConfig, req: CallRequest) -> CallResult:
         """One logical call: cache, then ask (with retries), then parse; re-ask on a contract breach.
