@@ -111,7 +111,7 @@ def replay(cache: Cache) -> int:
                 cache.put_many(items)  # raises CacheWriteError on a full disk: the journal stays
                 stored += len(items)
             path.unlink(missing_ok=True)
-        except OSError:
+        except Exception:  # noqa: BLE001 - opening the cache must not fail for a journal it cannot store yet
             continue
         finally:
             os.close(fd)
