@@ -15,6 +15,9 @@ import numpy as np
 import pandas as pd
 
 
+FAILED_CALLS = "failed_calls"
+"""Rows whose call got no answer: a partition with any is not up to date (``freshness.is_up_to_date``)."""
+
 _PREVIEW_ROWS = 25
 """Rows of a table's ``preview``: a partition's whole table in the common case (3-154 rows on the
 sample corpus), bounded so an 11,000-partition backfill does not fill the event log with copies of
@@ -27,11 +30,11 @@ def table_metadata(df: pd.DataFrame, *, means: Sequence[str] = ()) -> dict[str, 
     # Call columns are plain on most tables and prefixed per pass (pass1_, pass2_) on premise verdicts.
     prefixes = [c[: -len("status")] for c in df.columns if c == "status" or c.endswith("_status")]
     if prefixes:
-        counts = {"invalid_outputs": 0, "failed_calls": 0, "cache_hits": 0, "model_rows": 0}
+        counts = {"invalid_outputs": 0, FAILED_CALLS: 0, "cache_hits": 0, "model_rows": 0}
         for p in prefixes:
             status = df[p + "status"]
             counts["invalid_outputs"] += int((status == "invalid").sum())
-            counts["failed_calls"] += int((status == "failed").sum())
+            counts[FAILED_CALLS] += int((status == "failed").sum())
             counts["cache_hits"] += int(df[p + "cache_hit"].fillna(False).astype(bool).sum())
             counts["model_rows"] += int(status.notna().sum())
         meta.update(counts)

@@ -6,9 +6,12 @@ new materialisation, and before content versions that alone made the automation 
 method downstream. Skipping is decided per asset partition, just before its job runs, so a
 partition whose upstream was re-run in this very command with different content is re-run too.
 
-"Up to date" means: a materialisation exists; its code version is the asset's current one (for
-versioned assets: model identities, judges); and every upstream partition it reads has the same
-data version now as just before that materialisation (``versioning``: a content hash).
+"Up to date" means: a materialisation exists; its table has no ``failed`` row (metadata
+``failed_calls``: a call that got no answer, a rate limit or a timeout, is retried by the next run, as
+the direct runner's rerun does; only its calls are sent again, the rest are cache hits); its code
+version is the asset's current one (for versioned assets: model identities, judges); and every
+upstream partition it reads has the same data version now as just before that materialisation
+(``versioning``: a content hash).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import replace
 
 import dagster as dg
 
+from .batching import FAILED_CALLS
 from .defs.corpus.partitions import METHOD, PERSONALITY, dims_of, pxm_key
 from .versioning import SPLIT_VERSION
 
@@ -65,12 +69,16 @@ def is_up_to_date(graph, instance: dg.DagsterInstance, key: dg.AssetKey, partiti
     mat, _ = _latest(instance, key, partition)
     if mat is None:
         return False
+    metadata = mat.asset_materialization.metadata
+    failed = metadata.get(FAILED_CALLS)
+    if getattr(failed, "value", failed):
+        return False  # written with failed calls: the next run retries them
     tags = mat.asset_materialization.tags or {}
     if node.code_version is not None and tags.get(CODE_VERSION_TAG) != node.code_version:
         return False
     if partition is not None and split_versions:
         person = dims_of(node.partitions_def, partition).get(PERSONALITY)
-        recorded = mat.asset_materialization.metadata.get(SPLIT_VERSION)
+        recorded = metadata.get(SPLIT_VERSION)
         if person in split_versions and getattr(recorded, "value", recorded) != split_versions[person]:
             return False  # the personality's corpus file changed since (or the row predates split versions)
     for parent in node.parent_keys:

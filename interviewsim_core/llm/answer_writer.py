@@ -10,6 +10,11 @@ of waiting look-ups (the SQLite cache's ``_PriorityLock``).
 
 The gateway still awaits the write before it frees the call's concurrency slot, so no answer is
 handed on (or its slot reused) before it is stored.
+
+Before the hand-off, ``submit`` writes the answer to the cache's journal (answer_journal.py) on the
+calling thread: the commit here takes milliseconds to tens of milliseconds, the journal one
+``os.write``, and a process killed in between leaves the answer in the journal for the next opening
+of the cache. The journal is cut back once the commits have caught up with it.
 """
 
 from __future__ import annotations
@@ -20,14 +25,17 @@ import queue
 import threading
 from typing import Sequence
 
+from .answer_journal import AnswerJournal
 from .cache import Cache, CachedEntry, CacheWriteError
+from .wire import WireText
 
 __all__ = ["AnswerWriter", "MAX_GROUP"]
 
 MAX_GROUP = 256
 """Answers per transaction at most: a burst is one slot's worth; this only bounds a backlog."""
 
-_Item = tuple[str, CachedEntry, "concurrent.futures.Future[None]"]
+_Item = tuple[str, CachedEntry, "concurrent.futures.Future[None]", bool]
+"""key, entry, done, journaled"""
 
 
 class AnswerWriter:
@@ -43,8 +51,11 @@ class AnswerWriter:
         self._queue: queue.SimpleQueue[_Item] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._pid = -1
+        self.journal = AnswerJournal(cache.path) if cache.path is not None else None
 
-    def submit(self, key: str, entry: CachedEntry) -> "concurrent.futures.Future[None]":
+    def submit(self, key: str, entry: CachedEntry, wire: WireText | None = None) -> "concurrent.futures.Future[None]":
+        """``wire``: the escaped message texts of the request, if the caller has them (journal record)."""
+        journaled = self.journal is not None and self.journal.append(key, entry, wire)
         done: concurrent.futures.Future[None] = concurrent.futures.Future()
         with self._lock:
             if self._thread is None or self._pid != os.getpid() or not self._thread.is_alive():
@@ -53,7 +64,7 @@ class AnswerWriter:
                                                 name="interviewsim-cache-writer", daemon=True)
                 self._pid = os.getpid()
                 self._thread.start()
-            self._queue.put((key, entry, done))
+            self._queue.put((key, entry, done, journaled))
         return done
 
     def close(self) -> None:
@@ -64,6 +75,8 @@ class AnswerWriter:
                 return
             self._queue.put(None)  # type: ignore[arg-type]
         thread.join(timeout=60)  # before the caller closes the cache under it
+        if self.journal is not None and not thread.is_alive():
+            self.journal.close()
 
     def _main(self, q: "queue.SimpleQueue[_Item]") -> None:
         while True:
@@ -84,19 +97,26 @@ class AnswerWriter:
             if last:
                 return
 
+    def _committed(self, group: Sequence[_Item], refused: bool = False) -> None:
+        if self.journal is not None:
+            self.journal.committed(sum(1 for *_, journaled in group if journaled), refused=refused)
+
     def _write(self, group: Sequence[_Item]) -> None:
         try:
-            self.cache.put_many([(key, entry) for key, entry, _ in group])
+            self.cache.put_many([(key, entry) for key, entry, *_ in group])
         except CacheWriteError as exc:  # the file refuses writes: every answer of the group shares it
-            for *_, done in group:
+            self._committed(group, refused=not exc.stored)  # refused: the journal keeps them for a re-run
+            for _, _, done, _ in group:
                 done.set_exception(exc)
             return
         except BaseException as exc:  # noqa: BLE001 - one odd entry must not fail its neighbours
             if len(group) == 1:
+                self._committed(group, refused=True)
                 group[0][2].set_exception(exc)
                 return
             for item in group:
                 self._write([item])
             return
-        for *_, done in group:
+        self._committed(group)
+        for _, _, done, _ in group:
             done.set_result(None)

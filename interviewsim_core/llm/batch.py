@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cache import Cache, CachedEntry, request_key
+from .cache import Cache, CachedEntry, CacheWriteError, request_key
 from .transport import cached_tokens_of
 from .types import CallRequest, ModelConfig
 
@@ -116,6 +116,10 @@ class BatchOutcome:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    cache_error: CacheWriteError | None = None
+    """The first failed write of a batch's answers (the gateway then sends nothing more)."""
+    unstored: list[str] = field(default_factory=list)
+    """Batch ids whose answers were not all stored: left open in the ledger, collected again by a re-run."""
 
 
 def _endpoint(model: ModelConfig) -> str:
@@ -214,6 +218,7 @@ async def _collect(model: ModelConfig, batch_id: str, wanted: dict[str, CallRequ
                    out: BatchOutcome, log: logging.Logger) -> None:
     batch = await _wait(model, batch_id, log)
     answered: set[str] = set()
+    entries: list[tuple[str, CachedEntry]] = []
     for line in await _file_lines(model, batch.get("output_file_id")):
         key = line.get("custom_id")
         resp = line.get("response") or {}
@@ -229,19 +234,49 @@ async def _collect(model: ModelConfig, batch_id: str, wanted: dict[str, CallRequ
         cached = cached_tokens_of(usage)
         cost = batch_cost(model.model, pt, ct, cached)
         req = wanted[key]
-        entry = CachedEntry(raw=text, messages=tuple(_messages(req)), model=model.model, contract=req.contract,
-                            prompt_tokens=pt, completion_tokens=ct, cost_usd=cost, cached_prompt_tokens=cached)
-        await asyncio.to_thread(cache.put, key, entry)
+        entries.append((key, CachedEntry(raw=text, messages=tuple(_messages(req)), model=model.model,
+                                         contract=req.contract, prompt_tokens=pt, completion_tokens=ct,
+                                         cost_usd=cost, cached_prompt_tokens=cached)))
+    stored, error = await asyncio.to_thread(_store, cache, entries)
+    for key, entry in entries[:stored]:
         answered.add(key)
         out.answered += 1
-        out.prompt_tokens += pt
-        out.completion_tokens += ct
-        out.cost_usd += cost
+        out.prompt_tokens += entry.prompt_tokens
+        out.completion_tokens += entry.completion_tokens
+        out.cost_usd += entry.cost_usd
+    if error is not None:
+        # The chat path's policy (Gateway.cache_error): nothing more is sent. Lines not stored stay
+        # with the provider: the batch is left open in the ledger, and the re-run after space is
+        # freed downloads its output again instead of paying for those calls.
+        out.cache_error = out.cache_error or error
+        if stored < len(entries):
+            out.unstored.append(batch_id)
+        log.error("batch %s on %s: %d of %d answers stored, then: %s", batch_id, model.name, stored,
+                  len(entries), error)
+        return
     missing = len(set(wanted) - answered)
     out.left_online += missing
     if missing:
         log.warning("batch %s on %s ended %s: %d of %d lines left to the online path", batch_id, model.name,
                     batch.get("status"), missing, len(wanted))
+
+
+STORE_GROUP = 64
+"""Batch answers per cache transaction: a group that meets a full disk fits the cache's reserve."""
+
+
+def _store(cache: Cache, entries: Sequence[tuple[str, CachedEntry]]) -> tuple[int, CacheWriteError | None]:
+    """Store ``entries`` in groups through ``Cache.put_many`` (the answers' full-disk path: the
+    reserve, then stop); returns how many were stored and the first write error."""
+    done = 0
+    for start in range(0, len(entries), STORE_GROUP):
+        group = entries[start:start + STORE_GROUP]
+        try:
+            cache.put_many(group)
+        except CacheWriteError as exc:
+            return done + (len(group) if exc.stored else 0), exc
+        done += len(group)
+    return done, None
 
 
 async def prefill(cache: Cache, pairs: Sequence[tuple[ModelConfig, CallRequest]],
@@ -286,7 +321,11 @@ async def prefill(cache: Cache, pairs: Sequence[tuple[ModelConfig, CallRequest]]
 
     async def one(model: ModelConfig, batch_id: str, wanted: dict[str, CallRequest]) -> None:
         await _collect(model, batch_id, wanted, cache, out, log)
-        ledger.close_batch(batch_id, "collected")
+        if batch_id not in out.unstored:
+            try:
+                ledger.close_batch(batch_id, "collected")
+            except sqlite3.Error:
+                pass  # a full disk: left open, the re-run collects it again (stored lines are hits)
 
     await asyncio.gather(*(one(*job) for job in jobs))
     return out

@@ -431,6 +431,9 @@ class SqliteCache(Cache):
         with self._lock:
             self._connection()
         _make_reserve(self.path)
+        from .answer_journal import replay  # noqa: PLC0415 - answer_journal imports this module
+
+        replay(self)  # answers a killed process had received but not committed (answer_journal.py)
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None or self._pid != os.getpid():
@@ -573,25 +576,7 @@ class SqliteCache(Cache):
                 encoded.append((key, entry, refs, chunks))
             if len(self._known) > 200_000:  # a memo of chunks already stored, not a second cache
                 self._known.clear()
-            stored, error = False, None
-            try:
-                self._insert_rows(conn, self._owner, encoded)
-            except sqlite3.Error as exc:
-                self._rollback(conn)
-                stored = _disk_full(exc) and self._spend_reserve()
-                if stored:
-                    try:
-                        self._insert_rows(conn, self._owner, encoded)
-                    except sqlite3.Error:
-                        self._rollback(conn)
-                        stored = False
-                error = CacheWriteError(self.path, exc, stored=stored)
-                self._record_write_error(error)
-                if not stored:
-                    raise error from exc
-            except BaseException:
-                self._rollback(conn)
-                raise
+            error = self._write(conn, lambda: self._insert_rows(conn, self._owner, encoded))
             for *_, chunks in encoded:
                 self._known.update(h for h, _ in chunks)
                 self._unpacked += sum(len(d) for _, d in chunks)
@@ -600,6 +585,35 @@ class SqliteCache(Cache):
                 self._compact(conn)
         if error is not None:  # stored, but the disk is full: the caller must stop sending (Gateway.cache_error)
             raise error
+
+    def _write(self, conn: sqlite3.Connection, write) -> CacheWriteError | None:
+        """Run ``write`` (one transaction) with the full-disk policy every paid result shares:
+        answers (``put_many``), vectors (``put_vectors``) and batch outputs (through ``put_many``).
+
+        A full disk spends the reserve and retries once in its space: then the ``CacheWriteError``
+        (``stored=True``) is returned, for the caller to raise after its bookkeeping (nothing more
+        may be sent). Otherwise the error is raised. Either way it is noted beside the cache.
+        """
+        try:
+            write()
+            return None
+        except sqlite3.Error as exc:
+            self._rollback(conn)
+            stored = _disk_full(exc) and self._spend_reserve()
+            if stored:
+                try:
+                    write()
+                except sqlite3.Error:
+                    self._rollback(conn)
+                    stored = False
+            error = CacheWriteError(self.path, exc, stored=stored)
+            self._record_write_error(error)
+            if not stored:
+                raise error from exc
+            return error
+        except BaseException:
+            self._rollback(conn)
+            raise
 
     def _spend_reserve(self) -> bool:
         """Delete the reserve (``RESERVE_BYTES``) so the write can be retried in its space."""
@@ -715,20 +729,19 @@ class SqliteCache(Cache):
     def put_vectors(self, model: str, vectors: Mapping[str, np.ndarray]) -> None:
         now = time.time()
         rows = [(k, model, int(v.shape[0]), vector_blob(v), now) for k, v in vectors.items()]
-        with self._lock:
+        with self._lock.first():  # paid vectors go before look-ups, like answers
             conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+
+            def write() -> None:
+                conn.execute("BEGIN IMMEDIATE")
                 conn.executemany("INSERT OR IGNORE INTO embeddings (key, model, dim, vector, created) "
                                  "VALUES (?, ?, ?, ?, ?)", rows)
                 conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._rollback(conn)
-                raise CacheWriteError(self.path, exc) from exc
-            except BaseException:
-                self._rollback(conn)
-                raise
+
+            error = self._write(conn, write)  # a full disk: the reserve, as for answers
             self.stats.writes += len(rows)
+        if error is not None:  # stored in the reserve's space: the caller must stop sending
+            raise error
 
     def __len__(self) -> int:
         with self._lock:

@@ -207,12 +207,17 @@ async def aembed(gw: Gateway, model: ModelConfig, texts: Sequence[str], batch_si
                 found.update(theirs)
                 continue
         try:
+            if gw.cache_error is not None:
+                # The chat path's fail-fast (Gateway._ask): what the cache cannot keep is paid again.
+                raise EmbeddingError(gw._redact(f"embedding model {model.name}: not sent: {gw.cache_error}; no "
+                                                "further call is made until it can be written", None))
             vectors = await _send(gw, model, [t for _, t in batch])
             fresh = dict(zip(bkeys, vectors))
             try:
                 await gw._cache_io(cache.put_vectors, model.model, fresh)
-            except CacheWriteError as exc:  # paid vectors are kept for this run; a re-run pays again
-                gw._ledger.add(cache_write_errors=1)
+            except CacheWriteError as exc:
+                if not exc.stored:  # paid vectors are kept for this run; a re-run pays again
+                    gw._ledger.add(cache_write_errors=1)
                 if gw.cache_error is None:
                     gw.cache_error = exc
                     gw.log.error("gateway: %s", gw._redact(str(exc), None))

@@ -212,10 +212,15 @@ class Gateway:
         the online pass below then reads them as hits, and sends only what the batch did not answer."""
         from .batch import prefill  # noqa: PLC0415
 
+        if self.cache_error is not None:  # nothing is sent once the cache refused a write, batches neither
+            return
         out = self._runner.run(prefill(self.cache, pairs, self.log))
         self._ledger.add(calls_made=out.lines_sent, prompt_tokens=out.prompt_tokens,
                          completion_tokens=out.completion_tokens, cost_usd=out.cost_usd)
         self.last_batch = out
+        if out.cache_error is not None and self.cache_error is None:
+            self.cache_error = out.cache_error  # the online pass then sends nothing (``_ask``)
+            self.log.error("gateway: %s", self._redact(str(out.cache_error), None))
 
     async def acall(self, model: ModelConfig, req: CallRequest) -> CallResult:
         """One logical call: cache, then ask (with retries), then parse; re-ask on a contract breach.
@@ -322,8 +327,9 @@ class Gateway:
                                       attempts=tuple(attempts), model=model.name, cache_key=first_key,
                                       latency_s=time.perf_counter() - started, **shaped, **totals)
                 while True:
-                    async def persist(completion: Completion, key: str = key, sent: tuple = tuple(messages)) -> None:
-                        await self._store(key, self._entry(completion, sent, model, req))
+                    async def persist(completion: Completion, key: str = key, sent: tuple = tuple(messages),
+                                      wire: WireText = wire) -> None:
+                        await self._store(key, self._entry(completion, sent, model, req), wire)
 
                     try:
                         completion, calls = await self._ask(model, messages, req, persist, wire, sent_extra, kind)
@@ -394,7 +400,7 @@ class Gateway:
                           model=model.name, cache_key=first_key, latency_s=time.perf_counter() - started,
                           **shaped, **totals)
 
-    async def _store(self, key: str, entry: CachedEntry) -> None:
+    async def _store(self, key: str, entry: CachedEntry, wire: WireText | None = None) -> None:
         """Write one answer; a failed write keeps the answer (the caller gets it) and is recorded.
 
         Through the cache's own writer thread (answer_writer.py), not the look-up pool: an answer
@@ -403,7 +409,7 @@ class Gateway:
         try:
             if isinstance(self.cache, NullCache):
                 return
-            await asyncio.wrap_future(self._answer_writer().submit(key, entry))
+            await asyncio.wrap_future(self._answer_writer().submit(key, entry, wire))
         except CacheWriteError as exc:
             if exc.stored:  # in the space of the cache's reserve: kept, but nothing more may be sent
                 if self.cache_error is None:

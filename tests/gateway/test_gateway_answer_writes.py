@@ -37,9 +37,9 @@ def test_an_answer_is_stored_before_the_lookups_queued_behind_it(tmp_path, fake_
     store_s: list[float] = []
     store = gw._store
 
-    async def timed_store(key: str, entry: CachedEntry) -> None:
+    async def timed_store(key: str, entry: CachedEntry, *rest: object) -> None:
         started = time.monotonic()
-        await store(key, entry)
+        await store(key, entry, *rest)
         store_s.append(time.monotonic() - started)
 
     gw._store = timed_store  # type: ignore[method-assign]
