@@ -9,8 +9,10 @@ that nothing had materialised before. Before issue 19 the next tick launched eve
 Printed, against a local fake model server that records every request:
 - the CLI run's requests, beside what ``interviewsim plan --methods simple`` said it would send at most
   (the plan cannot know which answers will coincide and make identical judge prompts, sent once);
-- the requests the server saw and the runs the sensor launched over the next three finished sensor
-  ticks after the command returned (target: 0 and 0: PASS/FAIL).
+- the requests the server saw over the next three finished sensor ticks after the command returned,
+  and the runs of a model-calling step the sensor launched since the command started (target: 0 and
+  0: PASS/FAIL); the sensor's runs of steps that call no model (scores, leaderboard, report, refreshed
+  as the command's partitions land) are listed beside, with whether they started during the command.
 
 Usage: ``python -m benchmarks.bench_automation [--personalities 100]``; ``--quick`` is 8 personalities.
 """
@@ -76,8 +78,15 @@ def measure(n: int, work: Path) -> dict:
             after = len(server.requests()) - before - cli_calls
             by_sensor = [r for r in ui.runs() if r["creationTime"] >= t0
                          and r["tags"].get("dagster/sensor_name") == AUTOMATION_SENSOR]
+    from interviewsim_core.pipeline.steps import STEPS
+
+    model_steps = {s.name for s in STEPS if s.plan is not None}
+    calling = [r for r in by_sensor if set(r["assets"]) & model_steps]
+    free = [f"{'+'.join(r['assets'])} ({'during' if r['creationTime'] < done else 'after'} the command)"
+            for r in sorted(by_sensor, key=lambda r: r["creationTime"]) if r not in calling]
     return {"personalities": n, "cli_s": round(done - t0, 1), "cli_calls": cli_calls,
-            "planned_to_send": int(planned["totals"]["to_send"]), "calls_after": after, "sensor_runs": len(by_sensor),
+            "planned_to_send": int(planned["totals"]["to_send"]), "calls_after": after,
+            "sensor_runs": len(calling), "free_runs": free,
             "tick_runs": sum(len(t["runIds"] or []) for t in ticks),
             "ticks_span_s": round(ticks[-1]["timestamp"] - ticks[0]["timestamp"], 1) if ticks else 0.0}
 
@@ -98,8 +107,10 @@ def main(argv: list[str] | None = None) -> None:
           f"`interviewsim run --methods simple`")
     print(f"  the command: {r['cli_calls']:,} requests in {r['cli_s']} s; its plan said at most {r['planned_to_send']:,} to "
           "send (a bound: answers that coincide make identical judge prompts, which are sent once)")
-    print(f"  next {TICKS} sensor ticks ({r['ticks_span_s']} s): {r['calls_after']:,} requests, {r['sensor_runs']} runs "
-          f"launched by the sensor (target 0 and 0): {'PASS' if ok else 'FAIL'}")
+    print(f"  next {TICKS} sensor ticks ({r['ticks_span_s']} s): {r['calls_after']:,} requests; the sensor launched "
+          f"{r['sensor_runs']} run(s) of a model step since the command started (target 0 and 0): {'PASS' if ok else 'FAIL'}")
+    print(f"  and {len(r['free_runs'])} run(s) of steps that call no model (aggregates refreshed as their inputs "
+          f"appeared): {', '.join(r['free_runs']) or 'none'}")
 
 
 if __name__ == "__main__":
