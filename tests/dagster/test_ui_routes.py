@@ -161,18 +161,12 @@ def test_materialize_all(world):
     assert ui.materializations("leaderboard") and ui.materializations("report")
 
 
-@pytest.mark.xfail(strict=False, reason="issue 19: the job page's backfill of one method over all personalities "
-                   "makes one run tagged with the range AND dagster/partition/personality=<first>, which writes only "
-                   "the first personality while the backfill page says all succeeded; the engine fix is the lead's")
 def test_job_page_backfill_of_one_method_over_all_personalities(world):
     selected = {f"{M2}|{p}" for p in PEOPLE}
     _check_route(world, "job_page_method", world["ui"].job_page_backfill_params(PXM_JOB, sorted(selected)),
                  PER_CELL, selected)
 
 
-@pytest.mark.xfail(strict=False, reason="issue 19, same engine bug: the job page's backfill of every method for one "
-                   "personality makes one run tagged range simple|P .. chrono-100|P (in selection order, start after "
-                   "end) AND dagster/partition/method=simple, personality=P; the engine fix is the lead's")
 def test_job_page_backfill_of_all_methods_for_one_personality(world):
     selected = {f"{m}|{P1}" for m in (M1, M2)}
     _check_route(world, "job_page_personality", world["ui"].job_page_backfill_params(PXM_JOB, sorted(selected)),
@@ -219,9 +213,6 @@ def test_cli_run_beside_the_ui(world):
         a: set() for a in PER_CELL if a != "generations"}
 
 
-@pytest.mark.xfail(strict=False, reason="the job-page routes' engine bug (a range run tagged with one partition) "
-                   "plans the checks for the whole range and evaluates one partition, leaving chrono-100|TINY_ALDER "
-                   "'Skipped'; green once the lead's fix lands. The checks' own fix is tested in test_dg_checks.py")
 def test_checks_show_each_partitions_verdict(world):
     """The checks sidebar and group graph read per-partition statuses: none may be left 'Skipped'."""
     checks = world["ui"].gql("""{ assetNodeOrError(assetKey: {path: ["generations"]}) { ... on AssetNode {
@@ -256,8 +247,6 @@ def _backfill_ids(ui: DagsterUI) -> set[str]:
 
 
 @pytest.mark.browser
-@pytest.mark.xfail(strict=False, reason="issue 19: the job page's method backfill writes the first personality only "
-                   "(see test_job_page_backfill_of_one_method_over_all_personalities); the engine fix is the lead's")
 def test_job_page_method_backfill_in_chromium(world):
     """The same route clicked in headless Chromium: method chrono-100, personality All, Launch backfill;
     the backfill page's partition count and status must match what was written."""
@@ -294,9 +283,12 @@ def test_job_page_method_backfill_in_chromium(world):
     written = {a: _written(world, a, t0) for a in PER_CELL}
     context = f"backfill page: {' / '.join(line for line in text.splitlines() if 'partition' in line.lower())}; " \
               f"GraphQL {shown['status']} {shown['numPartitions']}; run tags {tags}"
+    events = {a: _materialised(ui, a, t0) for a in PER_CELL}
     assert shown["isAssetBackfill"] is False and shown["numPartitions"] == len(selected), context
+    assert shown["status"] == "COMPLETED_SUCCESS", context
     assert f"{len(selected)} partitions" in text, context
     assert written == {a: selected for a in PER_CELL}, f"written {written}; {context}"
+    assert events == {a: selected for a in PER_CELL}, f"materialisation events {events}; {context}"
 
 
 @pytest.mark.xfail(strict=False, reason="issue 19: automation re-runs partitions nobody asked for after a CLI run "
