@@ -48,6 +48,37 @@ def test_automation_never_launches_a_model_call_for_a_partition_nobody_ran(tiny_
     assert "new partition" in automation(gen, filled).get_label()
 
 
+@pytest.mark.parametrize("fill_first", [True, False])
+def test_filling_a_new_method_needs_fill_on_before_the_method_is_added(tiny_corpus, tmp_path, fill_first):
+    """``automation_fill_new`` fills partitions that appear while it is on: a method added later gets exactly
+    its cells of the model steps; switched on in the same reload as the method, it fills nothing (the new
+    condition's first evaluation is Dagster's ``initial_evaluation``, which ``since_last_handled`` resets on)."""
+    cfg = make_config(tiny_corpus, tmp_path / "data", methods="simple,chrono-100", automation_fill_new=fill_first)
+    defs = build_definitions(cfg)
+    instance = dg.DagsterInstance.ephemeral()
+    run_everything(defs, instance, cfg)
+    cursor = None
+    for _ in range(2):  # the sensor's first ticks: nothing missing, nothing requested
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
+        assert result.total_requested == 0
+        cursor = result.cursor
+    grown = build_definitions(make_config(tiny_corpus, tmp_path / "data", methods="simple,chrono-100,chrono-500",
+                                          automation_fill_new=True))
+    requested: dict[str, set[str]] = {}
+    for _ in range(2):
+        result = dg.evaluate_automation_conditions(defs=grown, instance=instance, cursor=cursor)
+        cursor = result.cursor
+        for key in grown.resolve_asset_graph().get_all_asset_keys():
+            requested.setdefault(key.to_user_string(), set()).update(map(str, result.get_requested_partitions(key)))
+    got = {k: v for k, v in requested.items() if v}
+    if not fill_first:
+        assert got == {}
+        return
+    cells = {f"chrono-500|{p}" for p in PEOPLE}
+    assert got and all(v == cells for v in got.values()), got
+    assert "generations" in got and "heldout_split" not in got
+
+
 def _job_page_tags(first: str, last: str, person: str, method: str) -> dict[str, str]:
     """What Dagster 1.13's job-page backfill puts on its one run (issue 19): the range AND one partition's tags."""
     return {launch.ASSET_PARTITION_RANGE_START_TAG: first, launch.ASSET_PARTITION_RANGE_END_TAG: last,
