@@ -18,11 +18,8 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from interviewsim_core.dataroot import exists
-from interviewsim_core.pipeline.storage import read_frame
-
 from .defs.corpus.partitions import PERSONALITY, dims_of
-from .io_managers import partition_path
+from .io_managers import read_partitions
 from .run_keys import run_keys, run_partitions_def
 
 
@@ -37,19 +34,10 @@ def run_frames(context: dg.AssetCheckExecutionContext, loaded: Mapping[str, pd.D
     """
     out = {str(k): v for k, v in loaded.items()}
     run_def = run_partitions_def(context)
-    missing = []
-    for key in run_keys(context):
-        up = key if isinstance(asset_def, dg.MultiPartitionsDefinition) else dims_of(run_def, key)[PERSONALITY]
-        if up in out:
-            continue
-        path = partition_path(data_root, asset, up, asset_def)
-        if exists(path):
-            out[up] = read_frame(path)
-        else:
-            missing.append(up)
-    if missing and not allow_missing:
-        raise FileNotFoundError(f"{asset}: upstream partition(s) not materialised yet: {', '.join(sorted(missing))}")
-    return out
+    ups = {k if isinstance(asset_def, dg.MultiPartitionsDefinition) else dims_of(run_def, k)[PERSONALITY]
+           for k in run_keys(context)}
+    read, _missing = read_partitions(data_root, asset, sorted(ups - set(out)), asset_def, allow_missing=allow_missing)
+    return {**out, **read}
 
 
 def per_partition(
