@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -282,7 +283,7 @@ def test_job_page_method_backfill_in_chromium(world):
             new = wait_for("the backfill to be created", lambda: _backfill_ids(ui) - known, 120)
             (backfill_id,) = new
             shown = _finish(ui, backfill_id)
-            page.goto(f"{base}/overview/backfills/{backfill_id}")
+            page.goto(f"{base}/runs/b/{backfill_id}")  # the backfill page (Dagster 1.13's URL)
             page.get_by_text("Partition selection").first.wait_for()
             page.wait_for_timeout(3000)
             text = page.locator("body").inner_text()
@@ -296,6 +297,8 @@ def test_job_page_method_backfill_in_chromium(world):
     assert shown["isAssetBackfill"] is False and shown["numPartitions"] == len(selected), context
     assert shown["status"] == "COMPLETED_SUCCESS", context
     assert f"{len(selected)} partitions" in text, context
+    n = len(selected)  # the page's table: partitions targeted, in progress, succeeded, failed
+    assert re.search(rf"(^|\s){n}\s+0\s+{n}\s+0(\s|$)", text), context
     assert written == {a: selected for a in PER_CELL}, f"written {written}; {context}"
     assert events == {a: selected for a in PER_CELL}, f"materialisation events {events}; {context}"
 
