@@ -1,8 +1,9 @@
 """The stage engine: what every Dagster run does before and after core's scheduler (``engine.py``).
 
 Stages (one multi-asset per partitioning a run can hold), the automation that spends only what was
-asked, and the refusals a UI-launched run must make before any call: a range whose tags disagree, a
-registered personality whose document is gone, answers that could not be cached.
+asked, the job page's range runs (written and recorded whole, ``run_keys``), and the refusals a UI-launched
+run must make before any call: a range whose tags disagree beyond recovery, a registered personality whose
+document is gone, answers that could not be cached.
 """
 
 from __future__ import annotations
