@@ -115,7 +115,7 @@ def test_a_range_run_tagged_with_one_partition_writes_and_records_the_whole_rang
     for key, m in ours.items():
         assert m.metadata["partitions_written"].value == len(selected)
         assert "rows" in m.metadata and "split_version" in m.metadata
-        assert m.tags["dagster/partition/personality"] == dims_of_key(key)
+        assert m.tags["dagster/partition/personality"] == _personality_of(key)
         assert m.tags.get("dagster/code_version") == ours[selected[0]].tags.get("dagster/code_version")
     verdicts = result.get_asset_check_evaluations()
     by_check: dict[str, set[str]] = {}
@@ -125,7 +125,7 @@ def test_a_range_run_tagged_with_one_partition_writes_and_records_the_whole_rang
     assert by_check and all(parts == set(selected) for parts in by_check.values()), by_check
 
 
-def dims_of_key(key: str) -> str:
+def _personality_of(key: str) -> str:
     return key.split("|")[1]
 
 
