@@ -56,7 +56,9 @@ def cells(
 ) -> list[tuple[str, str, str]]:
     """``(partition_key, personality_id, method)`` for every P x M partition of the run, parsed by definition."""
     out = []
-    for key in context.partition_keys:
+    from .run_keys import run_keys
+
+    for key in run_keys(context):
         dims = dims_of(partitions_def, key)
         out.append((str(key), dims["personality"], dims["method"]))
     return out

@@ -6,13 +6,38 @@ partition: the check's detail pane (latest execution) says "Passed" while each p
 stays planned and reads "Skipped" once the run ends, in the checks sidebar and the group graph
 ("0 / 1 Passed"). Yielding one ``AssetCheckEvaluation`` per partition (``partition=``) records every
 partition's own verdict; the step still ends with the check's (empty) output, as Dagster requires.
+The partitions are the run's selection (``run_keys``), also when Dagster gave the run fewer keys
+(the job page's backfill): ``run_frames`` completes the check's inputs for those.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
+from pathlib import Path
 
 import dagster as dg
+import pandas as pd
+
+from .defs.corpus.partitions import PERSONALITY, dims_of
+from .io_managers import read_partitions
+from .run_keys import run_keys, run_partitions_def
+
+
+def run_frames(context: dg.AssetCheckExecutionContext, loaded: Mapping[str, pd.DataFrame], asset: str,
+               asset_def: dg.PartitionsDefinition, data_root: Path | str, *,
+               allow_missing: bool = False) -> dict[str, pd.DataFrame]:
+    """A check input's frames for every partition of the run (``run_keys``), keyed as Dagster keys them.
+
+    Dagster loads the upstream partitions of the run's own ``context.partition_keys`` only; when the run
+    holds more (the job page's backfill), the others are read from the same files the IO manager reads,
+    with its rule: a missing one is an error unless the input allows missing partitions.
+    """
+    out = {str(k): v for k, v in loaded.items()}
+    run_def = run_partitions_def(context)
+    ups = {k if isinstance(asset_def, dg.MultiPartitionsDefinition) else dims_of(run_def, k)[PERSONALITY]
+           for k in run_keys(context)}
+    read, _missing = read_partitions(data_root, asset, sorted(ups - set(out)), asset_def, allow_missing=allow_missing)
+    return {**out, **read}
 
 
 def per_partition(
@@ -29,7 +54,7 @@ def per_partition(
         return
     check_key = context.check_specs[0].key
     failing = {str(k) for k in failing}
-    for key in context.partition_keys:
+    for key in run_keys(context):
         bad = str(key) in failing
         yield dg.AssetCheckEvaluation(
             asset_key=check_key.asset_key, check_name=check_key.name, passed=not bad,

@@ -5,8 +5,8 @@ automation sensor):
 
 1. **refuse what cannot be done truthfully**, before any call: a personality of the run that is
    registered but has no valid document (the CLI skips such personalities with a warning; a UI run
-   cannot skip part of the range it will report), a run whose tags disagree with its range
-   (``factory.stage_keys``);
+   cannot skip part of the range it will report), a run whose tags disagree with its range and whose
+   selection cannot be recovered (``run_keys``; the job page's backfill is recovered from its backfill);
 2. **the budget gate**: the plan of the run's own steps and partitions is computed, logged and put
    on the run's tags; above ``max_cost_usd`` the run fails before its first call, unless it carries
    an approval (``APPROVE_TAG``, which ``interviewsim run`` sets after the user accepted its plan);
@@ -14,7 +14,8 @@ automation sensor):
    through one gateway, writing each partition as soon as it is done and logging progress at INFO;
 4. the cache's write errors fail the run (answers kept in the tables but not cached would be paid
    again), and one ``MaterializeResult`` per selected asset reports every partition with its own
-   metadata.
+   metadata; partitions the run wrote beyond Dagster's own keys (the job page's backfill, ``run_keys``)
+   get one ``AssetMaterialization`` each, with the same metadata and data version.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from interviewsim_core.pipeline.steps import Cell, Partitioning, Step
 
 from .assets_support import CORPUS, LLM
 from .batching import table_metadata
-from .defs.corpus.partitions import PERSONALITY
+from .defs.corpus.partitions import PERSONALITY, dims_of
 from .presenters import PRESENTERS
+from .run_keys import PARTITION_TAG_PREFIX, run_partitions_def
 from .versioning import SPLIT_VERSION, split_version
 
 APPROVE_TAG = "interviewsim/approve_cost_usd"
@@ -99,6 +101,8 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
     started = time.monotonic()
 
     versions: dict[str, str] = {}
+    own = {str(k) for k in context.partition_keys} if stage.partitioning is not Partitioning.NONE else set()
+    beyond: dict[str, dict[str, dict[str, Any]]] = {}  # step -> key -> metadata, keys Dagster does not record
 
     def done(step: Step, cell: Cell, out: Any, inputs) -> None:
         meta = _metadata(cfg, step, cell, out, inputs)
@@ -108,8 +112,10 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
             meta[SPLIT_VERSION] = versions[cell.personality]
         if step.partitioning is Partitioning.NONE:
             context.add_asset_metadata(meta, asset_key=step.name)
-        else:
+        elif key_of[cell] in own:
             context.add_asset_metadata(meta, asset_key=step.name, partition_key=key_of[cell])
+        else:
+            beyond.setdefault(step.name, {})[key_of[cell]] = meta
 
     counts: dict[str, dict[str, float]] = {}
     context.log.info(f"{stage.name}: making {', '.join(s.name for s in selected)} for {len(cells)} partition(s)")
@@ -137,6 +143,35 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
 
         yield dg.MaterializeResult(asset_key=step.name, metadata=meta,
                                    data_version=dg.DataVersion(lineage_version(step, cfg)))
+        if step.name in beyond:
+            _record_beyond(context, step.name, meta, beyond[step.name])
+
+
+def _record_beyond(context: dg.AssetExecutionContext, asset: str, run_meta: dict[str, Any],
+                   by_key: dict[str, dict[str, Any]]) -> None:
+    """One materialisation per partition the run wrote beyond ``context.partition_keys`` (``run_keys``).
+
+    Each carries what Dagster recorded for the run's own partition of the same asset a moment ago (its
+    data version, code version and input provenance tags, so staleness reads the same) with the
+    partition's own metadata and dimension tags. Dagster stores an event as it is yielded, so that
+    record exists by the time the body resumes after its ``MaterializeResult``.
+    """
+    key = dg.AssetKey(asset)
+    own = [str(k) for k in context.partition_keys]
+    records = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=key, asset_partitions=own), limit=1).records
+    if not records or records[0].run_id != context.run_id:
+        raise dg.Failure(f"{asset}: wrote {len(by_key)} partition(s) beyond {own} but found no materialisation of "
+                         f"{own} by this run to copy their data version from; they are written but not recorded, "
+                         "so re-launch them from the Catalog")
+    tags = {k: v for k, v in (records[0].asset_materialization.tags or {}).items()
+            if not k.startswith(PARTITION_TAG_PREFIX + "/")}
+    pdef = run_partitions_def(context)
+    for partition, meta in by_key.items():
+        dims = {f"{PARTITION_TAG_PREFIX}/{d}": v for d, v in dims_of(pdef, partition).items()} \
+            if isinstance(pdef, dg.MultiPartitionsDefinition) else {}
+        context.log_event(dg.AssetMaterialization(asset_key=key, partition=partition,
+                                                  metadata={**run_meta, **meta}, tags={**tags, **dims}))
 
 
 def _load_split(path: str):

@@ -56,6 +56,7 @@ from .defs.evaluate.automation import (
     fill_new,
     rescore_on_judge_change,
 )
+from .run_keys import run_keys
 
 def config_hash(cfg: EvalConfig) -> str:
     return hashlib.sha256(cfg.model_dump_json().encode("utf-8")).hexdigest()[:16]
@@ -234,7 +235,7 @@ def run_cells(context, step: Step, parts: Partitions) -> dict[str | None, Cell]:
     """The run's partition keys of ``step`` and their cells (``{None: Cell()}`` when unpartitioned)."""
     if step.partitioning is Partitioning.NONE:
         return {None: Cell()}
-    return {str(k): parts.cell(step, str(k)) for k in context.partition_keys}
+    return {k: parts.cell(step, k) for k in run_keys(context)}
 
 
 def cell_inputs(step: Step, cells: Mapping[str | None, Cell], loaded: Mapping[str, Any],
@@ -263,32 +264,11 @@ def plan_cells(step: Step, env: StepEnv, cells: Mapping[str | None, Cell],
     return {key: step.plan(env, cell, inputs[cell]) for key, cell in cells.items()}
 
 
-def stage_keys(context, stage: Stage, parts: Partitions) -> list[str | None]:
-    """The run's partition keys, after checking Dagster records exactly the partitions the run was launched for.
-
-    Raises:
-        dg.Failure: the run carries a partition range and also single-partition tags that disagree
-            with it (Dagster then materialises only the tagged partition): refused before any call,
-            rather than writing one partition and reporting a range.
-    """
+def stage_keys(context, stage: Stage) -> list[str | None]:
+    """The run's partition keys (``run_keys``: the selection, also on the job page's backfill route)."""
     if stage.partitioning is Partitioning.NONE:
         return [None]
-    keys = [str(k) for k in context.partition_keys]
-    tags = context.run.tags
-    start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
-    if start and end and (start, end) != (keys[0], keys[-1]) and len(keys) == 1:
-        single = {k: v for k, v in tags.items() if k.startswith(PARTITION_TAG_PREFIX)}
-        raise dg.Failure(
-            f"this run was launched for the partitions {start} .. {end}, but it also carries the single-partition "
-            f"tag(s) {single}, so Dagster would record only {keys[0]}. Nothing was run. Launch the same selection "
-            "from the asset graph, the Catalog or an asset's Partitions tab (those launch one run over the whole "
-            "range), or with `interviewsim run --methods ... --personalities ...`.")
-    return keys
-
-
-RANGE_START_TAG = "dagster/asset_partition_range_start"
-RANGE_END_TAG = "dagster/asset_partition_range_end"
-PARTITION_TAG_PREFIX = "dagster/partition"
+    return run_keys(context)
 
 
 def _stage_body(stage: Stage, cfg: EvalConfig, parts: Partitions) -> Callable[..., Any]:
@@ -297,7 +277,7 @@ def _stage_body(stage: Stage, cfg: EvalConfig, parts: Partitions) -> Callable[..
     def body(context):  # no annotation: annotations are strings here, Dagster reads it
         run_cfg = checked_config(context, cfg)
         selected = [s for s in stage.steps if dg.AssetKey(s.name) in context.selected_asset_keys]
-        keys = stage_keys(context, stage, parts)
+        keys = stage_keys(context, stage)
         yield from run_stage(context, run_cfg, stage, selected, keys, parts)
 
     body.__name__ = stage.name

@@ -49,6 +49,26 @@ def partition_path(
     return _core_path(root, asset, dims["personality"], dims.get("method"))
 
 
+def read_partitions(root: Path | str, asset: str, keys, partitions_def: dg.PartitionsDefinition | None, *,
+                    allow_missing: bool) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """The frames of ``asset``'s partitions ``keys`` that exist, and the keys without a file.
+
+    Raises:
+        FileNotFoundError: a partition has no file and ``allow_missing`` is off (``ALLOW_MISSING``).
+    """
+    out: dict[str, pd.DataFrame] = {}
+    missing: list[str] = []
+    for key in keys:
+        path = partition_path(root, asset, key, partitions_def)
+        if exists(path):
+            out[key] = read_frame(path)
+        else:
+            missing.append(key)
+    if missing and not allow_missing:
+        raise FileNotFoundError(f"{asset}: upstream partition(s) not materialised yet: {', '.join(sorted(missing))}")
+    return out, missing
+
+
 class ParquetIOManager(dg.ConfigurableIOManager):
     """Stores every asset partition as its own Parquet file under ``data_root`` (see module docstring)."""
 
@@ -90,18 +110,8 @@ class ParquetIOManager(dg.ConfigurableIOManager):
         if not context.has_asset_partitions:
             return read_frame(self._path(context, None))
         allow_missing = bool((context.definition_metadata or {}).get(ALLOW_MISSING))
-        out: dict[str, pd.DataFrame] = {}
-        missing: list[str] = []
-        for key in context.asset_partition_keys:
-            path = self._path(context, key)
-            if exists(path):
-                out[key] = read_frame(path)
-            else:
-                missing.append(key)
-        if missing and not allow_missing:
-            raise FileNotFoundError(
-                f"{asset}: upstream partition(s) not materialised yet: {', '.join(sorted(missing))}"
-            )
+        out, missing = read_partitions(self.data_root, asset, context.asset_partition_keys,
+                                       context.asset_partitions_def, allow_missing=allow_missing)
         if missing:
             context.log.info(f"{asset}: {len(missing)} upstream partition(s) not materialised yet, skipped")
         return out

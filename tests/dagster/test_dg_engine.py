@@ -1,8 +1,9 @@
 """The stage engine: what every Dagster run does before and after core's scheduler (``engine.py``).
 
 Stages (one multi-asset per partitioning a run can hold), the automation that spends only what was
-asked, and the refusals a UI-launched run must make before any call: a range whose tags disagree, a
-registered personality whose document is gone, answers that could not be cached.
+asked, the job page's range runs (written and recorded whole, ``run_keys``), and the refusals a UI-launched
+run must make before any call: a range whose tags disagree beyond recovery, a registered personality whose
+document is gone, answers that could not be cached.
 """
 
 from __future__ import annotations
@@ -48,18 +49,95 @@ def test_automation_never_launches_a_model_call_for_a_partition_nobody_ran(tiny_
     assert "new partition" in automation(gen, filled).get_label()
 
 
-def test_a_range_run_whose_tags_name_one_partition_is_refused_before_any_call(tiny_corpus, tmp_path):
+@pytest.mark.parametrize("fill_first", [True, False])
+def test_filling_a_new_method_needs_fill_on_before_the_method_is_added(tiny_corpus, tmp_path, fill_first):
+    """``automation_fill_new`` fills partitions that appear while it is on: a method added later gets exactly
+    its cells of the model steps; switched on in the same reload as the method, it fills nothing (the new
+    condition's first evaluation is Dagster's ``initial_evaluation``, which ``since_last_handled`` resets on)."""
+    cfg = make_config(tiny_corpus, tmp_path / "data", methods="simple,chrono-100", automation_fill_new=fill_first)
+    defs = build_definitions(cfg)
+    instance = dg.DagsterInstance.ephemeral()
+    run_everything(defs, instance, cfg)
+    cursor = None
+    for _ in range(2):  # the sensor's first ticks: nothing missing, nothing requested
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
+        assert result.total_requested == 0
+        cursor = result.cursor
+    grown = build_definitions(make_config(tiny_corpus, tmp_path / "data", methods="simple,chrono-100,chrono-500",
+                                          automation_fill_new=True))
+    requested: dict[str, set[str]] = {}
+    for _ in range(2):
+        result = dg.evaluate_automation_conditions(defs=grown, instance=instance, cursor=cursor)
+        cursor = result.cursor
+        for key in grown.resolve_asset_graph().get_all_asset_keys():
+            requested.setdefault(key.to_user_string(), set()).update(map(str, result.get_requested_partitions(key)))
+    got = {k: v for k, v in requested.items() if v}
+    if not fill_first:
+        assert got == {}
+        return
+    cells = {f"chrono-500|{p}" for p in PEOPLE}
+    assert got and all(v == cells for v in got.values()), got
+    assert "generations" in got and "heldout_split" not in got
+
+
+def _job_page_tags(first: str, last: str, person: str, method: str) -> dict[str, str]:
+    """What Dagster 1.13's job-page backfill puts on its one run (issue 19): the range AND one partition's tags."""
+    return {launch.ASSET_PARTITION_RANGE_START_TAG: first, launch.ASSET_PARTITION_RANGE_END_TAG: last,
+            "dagster/partition/personality": person, "dagster/partition/method": method}
+
+
+def test_a_range_run_tagged_with_one_partition_writes_and_records_the_whole_range(tiny_corpus, tmp_path):
+    """Issue 19: Dagster gives such a run one partition key; the run writes every partition of its range
+    and records one materialisation and one verdict per check for each, with the same data version."""
+    import os
+
+    cfg = make_config(tiny_corpus, tmp_path / "data")
+    defs = build_definitions(cfg)
+    instance = dg.DagsterInstance.ephemeral()
+    run_everything(defs, instance, cfg)
+    selected = [str(dg.MultiPartitionKey({"personality": p, "method": "chrono-100"})) for p in PEOPLE]
+    files = {k: tmp_path / "data" / "generations" / p / "chrono-100.parquet" for k, p in zip(selected, PEOPLE)}
+    before = {k: f.stat().st_mtime_ns for k, f in files.items()}
+    for f in files.values():
+        os.utime(f, ns=(0, 0))
+    job = defs.resolve_job_def(launch.PERSONALITY_METHOD_JOB)
+    result = job.execute_in_process(instance=instance, tags=_job_page_tags(selected[0], selected[-1], PEOPLE[0],
+                                                                           "chrono-100"),
+                                    raise_on_error=False, asset_selection=[dg.AssetKey("generations")])
+    assert result.success
+    assert all(f.stat().st_mtime_ns > 0 for f in files.values()), before
+    recs = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=dg.AssetKey("generations")),
+                                           limit=100).records
+    ours = {r.partition_key: r.asset_materialization for r in recs if r.run_id == result.run_id}
+    assert sorted(ours) == sorted(selected)
+    versions = {k: m.tags["dagster/data_version"] for k, m in ours.items()}
+    assert len(set(versions.values())) == 1, versions
+    for key, m in ours.items():
+        assert m.metadata["partitions_written"].value == len(selected)
+        assert "rows" in m.metadata and "split_version" in m.metadata
+        assert m.tags["dagster/partition/personality"] == _personality_of(key)
+        assert m.tags.get("dagster/code_version") == ours[selected[0]].tags.get("dagster/code_version")
+    verdicts = result.get_asset_check_evaluations()
+    by_check: dict[str, set[str]] = {}
+    for v in verdicts:
+        assert v.passed, v
+        by_check.setdefault(v.asset_check_key.name, set()).add(v.partition)
+    assert by_check and all(parts == set(selected) for parts in by_check.values()), by_check
+
+
+def _personality_of(key: str) -> str:
+    return key.split("|")[1]
+
+
+def test_a_range_run_whose_tagged_partition_is_outside_its_range_is_refused_before_any_call(tiny_corpus, tmp_path):
     cfg = make_config(tiny_corpus, tmp_path / "data")
     defs = build_definitions(cfg)
     instance = dg.DagsterInstance.ephemeral()
     launch.register_personalities(instance, str(cfg.corpus))
     job = defs.resolve_job_def(launch.PERSONALITY_METHOD_JOB)
     first, last = (str(dg.MultiPartitionKey({"personality": p, "method": "simple"})) for p in (PEOPLE[0], PEOPLE[-1]))
-    # What Dagster 1.13's job-page backfill put on its run (issue 19): the range AND one partition's tags.
-    tags = {launch.ASSET_PARTITION_RANGE_START_TAG: first, launch.ASSET_PARTITION_RANGE_END_TAG: last,
-            "dagster/partition/personality": PEOPLE[-1], "dagster/partition/method": "simple"}
-    result = job.execute_in_process(instance=instance, tags=tags, raise_on_error=False,
-                                    asset_selection=[dg.AssetKey("generations")])
+    result = job.execute_in_process(instance=instance, tags=_job_page_tags(first, last, PEOPLE[-1], "chrono-100"),
+                                    raise_on_error=False, asset_selection=[dg.AssetKey("generations")])
     assert not result.success
     failure = next(ev for ev in result.all_events if ev.is_step_failure)
     assert "Nothing was run" in failure.step_failure_data.error.message

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -161,18 +162,12 @@ def test_materialize_all(world):
     assert ui.materializations("leaderboard") and ui.materializations("report")
 
 
-@pytest.mark.xfail(strict=False, reason="issue 19: the job page's backfill of one method over all personalities "
-                   "makes one run tagged with the range AND dagster/partition/personality=<first>, which writes only "
-                   "the first personality while the backfill page says all succeeded; the engine fix is the lead's")
 def test_job_page_backfill_of_one_method_over_all_personalities(world):
     selected = {f"{M2}|{p}" for p in PEOPLE}
     _check_route(world, "job_page_method", world["ui"].job_page_backfill_params(PXM_JOB, sorted(selected)),
                  PER_CELL, selected)
 
 
-@pytest.mark.xfail(strict=False, reason="issue 19, same engine bug: the job page's backfill of every method for one "
-                   "personality makes one run tagged range simple|P .. chrono-100|P (in selection order, start after "
-                   "end) AND dagster/partition/method=simple, personality=P; the engine fix is the lead's")
 def test_job_page_backfill_of_all_methods_for_one_personality(world):
     selected = {f"{m}|{P1}" for m in (M1, M2)}
     _check_route(world, "job_page_personality", world["ui"].job_page_backfill_params(PXM_JOB, sorted(selected)),
@@ -219,21 +214,27 @@ def test_cli_run_beside_the_ui(world):
         a: set() for a in PER_CELL if a != "generations"}
 
 
-@pytest.mark.xfail(strict=False, reason="the job-page routes' engine bug (a range run tagged with one partition) "
-                   "plans the checks for the whole range and evaluates one partition, leaving chrono-100|TINY_ALDER "
-                   "'Skipped'; green once the lead's fix lands. The checks' own fix is tested in test_dg_checks.py")
 def test_checks_show_each_partitions_verdict(world):
     """The checks sidebar and group graph read per-partition statuses: none may be left 'Skipped'."""
     checks = world["ui"].gql("""{ assetNodeOrError(assetKey: {path: ["generations"]}) { ... on AssetNode {
         assetChecksOrError { ... on AssetChecks { checks { name partitionStatuses { __typename
-        ... on AssetCheckMultiPartitionStatuses { ranges { secondaryDim { __typename
-        ... on AssetCheckDefaultPartitionStatuses { succeededPartitions skippedPartitions failedPartitions } } } } } } } } } } }""")
+        ... on AssetCheckMultiPartitionStatuses { primaryDimensionName ranges { primaryDimStartKey primaryDimEndKey
+        secondaryDim { __typename ... on AssetCheckDefaultPartitionStatuses { succeededPartitions skippedPartitions
+        failedPartitions } } } } } } } } } } }""")
     statuses = checks["assetNodeOrError"]["assetChecksOrError"]["checks"]
     assert len(statuses) == 4
+    order = {"method": [M1, M2], "personality": list(PEOPLE)}  # each dimension's partitions, in Dagster's order
     for c in statuses:
-        dims = [r["secondaryDim"] for r in c["partitionStatuses"]["ranges"]]
-        assert not [p for d in dims for p in d["skippedPartitions"] + d["failedPartitions"]], (c["name"], dims)
-        assert sum(len(d["succeededPartitions"]) for d in dims) == len(CELLS), (c["name"], dims)
+        multi = c["partitionStatuses"]
+        primary = order[multi["primaryDimensionName"]]
+        by_status: dict[str, set[str]] = {}
+        for r in multi["ranges"]:  # run-length encoded: one range spans every primary key start .. end
+            keys = primary[primary.index(r["primaryDimStartKey"]):primary.index(r["primaryDimEndKey"]) + 1]
+            for status in ("succeededPartitions", "skippedPartitions", "failedPartitions"):
+                for second in r["secondaryDim"][status]:
+                    by_status.setdefault(status, set()).update(
+                        f"{k}|{second}" if primary is order["method"] else f"{second}|{k}" for k in keys)
+        assert by_status == {"succeededPartitions": CELLS}, (c["name"], multi["ranges"])
 
 
 def test_terminal_at_info_and_automation_badge_on(world):
@@ -256,8 +257,6 @@ def _backfill_ids(ui: DagsterUI) -> set[str]:
 
 
 @pytest.mark.browser
-@pytest.mark.xfail(strict=False, reason="issue 19: the job page's method backfill writes the first personality only "
-                   "(see test_job_page_backfill_of_one_method_over_all_personalities); the engine fix is the lead's")
 def test_job_page_method_backfill_in_chromium(world):
     """The same route clicked in headless Chromium: method chrono-100, personality All, Launch backfill;
     the backfill page's partition count and status must match what was written."""
@@ -277,14 +276,14 @@ def test_job_page_method_backfill_in_chromium(world):
             page.get_by_role("button", name="Materialize all").first.click()
             dialog = page.get_by_role("dialog")
             dialog.get_by_text("Select a partition or create one").first.click()
-            page.get_by_text(M2, exact=True).last.click()
+            page.get_by_text(M2, exact=True).filter(visible=True).last.click()  # not MiddleTruncate's hidden copy
             dialog.get_by_role("button", name="All").nth(1).click()  # personality: All
             dialog.get_by_text(f"{len(selected)} partitions").first.wait_for()
             dialog.get_by_role("button", name="Launch backfill").click()
             new = wait_for("the backfill to be created", lambda: _backfill_ids(ui) - known, 120)
             (backfill_id,) = new
             shown = _finish(ui, backfill_id)
-            page.goto(f"{base}/overview/backfills/{backfill_id}")
+            page.goto(f"{base}/runs/b/{backfill_id}")  # the backfill page (Dagster 1.13's URL)
             page.get_by_text("Partition selection").first.wait_for()
             page.wait_for_timeout(3000)
             text = page.locator("body").inner_text()
@@ -294,13 +293,16 @@ def test_job_page_method_backfill_in_chromium(world):
     written = {a: _written(world, a, t0) for a in PER_CELL}
     context = f"backfill page: {' / '.join(line for line in text.splitlines() if 'partition' in line.lower())}; " \
               f"GraphQL {shown['status']} {shown['numPartitions']}; run tags {tags}"
+    events = {a: _materialised(ui, a, t0) for a in PER_CELL}
     assert shown["isAssetBackfill"] is False and shown["numPartitions"] == len(selected), context
+    assert shown["status"] == "COMPLETED_SUCCESS", context
     assert f"{len(selected)} partitions" in text, context
+    n = len(selected)  # the page's table: partitions targeted, in progress, succeeded, failed
+    assert re.search(rf"(^|\s){n}\s+0\s+{n}\s+0(\s|$)", text), context
     assert written == {a: selected for a in PER_CELL}, f"written {written}; {context}"
+    assert events == {a: selected for a in PER_CELL}, f"materialisation events {events}; {context}"
 
 
-@pytest.mark.xfail(strict=False, reason="issue 19: automation re-runs partitions nobody asked for after a CLI run "
-                   "(upstream data_version_changed); the lead's automation change removes it")
 def test_cli_run_beside_running_automation_calls_only_its_own_method(world):
     ui, server = world["ui"], world["server"]
     for f in (world["data"] / ".cache").glob("llm.sqlite*"):

@@ -16,7 +16,7 @@ from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_core.pipeline.expected import bad_outputs, missing_outputs, read_inputs
 
 from ...assets_support import AssetTarget
-from ...check_results import per_partition
+from ...check_results import per_partition, run_frames
 from ...factory import checked_config
 from ..corpus.partitions import METHOD, PERSONALITY, dims_of
 
@@ -44,6 +44,8 @@ def build_invalid_rate_check(asset: AssetTarget, cfg: EvalConfig) -> dg.AssetChe
         threshold = run_cfg.invalid_rate_threshold
         if isinstance(frames, pd.DataFrame):  # an unpartitioned asset (user_premise_verdicts) loads one table
             frames = {name: frames}
+        elif asset.partitions_def is not None:
+            frames = run_frames(context, frames, name, asset.partitions_def, run_cfg.data_root)
         over: dict[str, float] = {}
         missing: dict[str, str] = {}
         bad_total = calls_total = 0

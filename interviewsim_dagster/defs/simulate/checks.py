@@ -15,11 +15,12 @@ from interviewsim_core.pipeline.steps import BY_NAME
 from interviewsim_core.pipeline.tables import empty_frame
 
 from ...assets_support import AssetTarget, cells
-from ...check_results import per_partition
+from ...check_results import per_partition, run_frames
 from ...factory import Partitions, cell_inputs, checked_config, plan_cells, run_cells, step_env
 from ...io_managers import ALLOW_MISSING
 from ...resources import CorpusResource
-from ..corpus.partitions import to_personality
+from ...run_keys import run_keys
+from ..corpus.partitions import personality_partitions, to_personality
 
 
 def replan(context, cfg: EvalConfig, step_name: str, loaded: dict) -> dict:
@@ -49,6 +50,8 @@ def build_checks(generations: AssetTarget, cfg: EvalConfig) -> list[dg.AssetChec
         required_resource_keys={"eval_config", "corpus"},
     )
     def no_heldout_in_prompts(context: dg.AssetCheckExecutionContext, fact_summary: dict):
+        fact_summary = run_frames(context, fact_summary, "fact_summary", personality_partitions, cfg.data_root,
+                                  allow_missing=True)
         plans = replan(context, cfg, "generations", {})
         yield from per_partition(context, *_leak_result(cells(context, pxm), plans, fact_summary,
                                                         context.resources.corpus), blocking=True)
@@ -61,6 +64,7 @@ def build_checks(generations: AssetTarget, cfg: EvalConfig) -> list[dg.AssetChec
     )
     def one_per_question(context: dg.AssetCheckExecutionContext, generations: dict,
                          corpus: CorpusResource):
+        generations = run_frames(context, generations, "generations", pxm, cfg.data_root)
         problems: list[dict] = []
         failing: list[str] = []
         for key, pid, method in cells(context, pxm):
@@ -75,7 +79,7 @@ def build_checks(generations: AssetTarget, cfg: EvalConfig) -> list[dg.AssetChec
                                  "unexpected": extra[:10], "duplicated": dupes[:10]})
         yield from per_partition(context, dg.AssetCheckResult(
             passed=not problems,
-            metadata={"partitions_checked": len(context.partition_keys), "partitions_failing": len(problems),
+            metadata={"partitions_checked": len(run_keys(context)), "partitions_failing": len(problems),
                       "problems": dg.MetadataValue.json(problems[:20])},
         ), failing)
 
@@ -87,6 +91,7 @@ def build_checks(generations: AssetTarget, cfg: EvalConfig) -> list[dg.AssetChec
         "counts the rows whose long profile was cut to the paper's 10,000 characters.",
     )
     def profile_context(context: dg.AssetCheckExecutionContext, generations: dict):
+        generations = run_frames(context, generations, "generations", pxm, cfg.data_root)
         blank, truncated, failing = [], 0, []
         for key, pid, method in cells(context, pxm):
             df = generations.get(key)
@@ -133,6 +138,9 @@ def build_mcq_checks(mcq_answers: AssetTarget, cfg: EvalConfig) -> list[dg.Asset
     )
     def no_heldout_in_mcq_prompts(context: dg.AssetCheckExecutionContext, mcq_items: dict,
                                   fact_summary: dict):
+        mcq_items = run_frames(context, mcq_items, "mcq_items", personality_partitions, cfg.data_root)
+        fact_summary = run_frames(context, fact_summary, "fact_summary", personality_partitions, cfg.data_root,
+                                  allow_missing=True)
         plans = replan(context, cfg, "mcq_answers", {"mcq_items": mcq_items})
         yield from per_partition(context, *_leak_result(cells(context, pxm), plans, fact_summary,
                                                         context.resources.corpus, mcq_exempt), blocking=True)
@@ -149,6 +157,10 @@ def build_mcq_checks(mcq_answers: AssetTarget, cfg: EvalConfig) -> list[dg.Asset
     )
     def mcq_answered(context: dg.AssetCheckExecutionContext, mcq_answers: dict, mcq_items: dict,
                      atomic_items: dict):
+        mcq_answers = run_frames(context, mcq_answers, "mcq_answers", pxm, cfg.data_root)
+        mcq_items, atomic_items = (run_frames(context, frames, name, personality_partitions, cfg.data_root,
+                                              allow_missing=True)
+                                   for name, frames in (("mcq_items", mcq_items), ("atomic_items", atomic_items)))
         options = checked_config(context, cfg).mcq_options
         corpus = context.resources.corpus
         problems: list[dict] = []
@@ -165,7 +177,7 @@ def build_mcq_checks(mcq_answers: AssetTarget, cfg: EvalConfig) -> list[dg.Asset
                 problems.append({"personality": pid, "method": method, "why": gaps})
         yield from per_partition(context, dg.AssetCheckResult(
             passed=not problems,
-            metadata={"partitions_checked": len(context.partition_keys), "partitions_failing": len(problems),
+            metadata={"partitions_checked": len(run_keys(context)), "partitions_failing": len(problems),
                       "problems": dg.MetadataValue.json(problems[:20])},
         ), failing)
 
