@@ -16,6 +16,8 @@ response:`` line.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from typing import Callable, Protocol, Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -86,8 +88,12 @@ class Result(BaseModel):
     response: str
 
 
+@lru_cache(maxsize=1 << 14)
 def one_line(text: str) -> str:
-    """Collapse all whitespace runs to single spaces so one value occupies exactly one prompt line."""
+    """Collapse all whitespace runs to single spaces so one value occupies exactly one prompt line.
+
+    Remembered (a few thousand entries, one personality's training pairs): retrieval contexts show
+    the same training pairs to question after question, and the plan renders every one of them."""
     return " ".join(text.split())
 
 

@@ -29,6 +29,9 @@ from .calls import CallRunner, PlannedCall, Results, call_columns, contract_requ
 from .tables import empty_frame, schema_of
 
 _GROUP_ROW = ("personality_id", "method", "n_options", "interview_id")
+_ITEM_COLUMNS = ("item_id", "qa_id", "n_options", "interview_id", "question", "labels", "texts", "kinds",
+                 "correct_label")
+"""What answering reads of an ``mcq_items`` row (``item_of`` and the group's ids)."""
 
 
 def item_of(row: dict) -> ShuffledItem:
@@ -59,13 +62,19 @@ def plan_mcq_answers(
     pid = split.personality_id
     generator = generator.for_personality(pid)  # the simulated person answers, so its adapter does
     rank = {p.qa_id: p.order for p in split.test_pairs}
-    items = mcq_items_df[(mcq_items_df["personality_id"] == pid) & (mcq_items_df["status"] == "ok")].copy()
+    wanted = (mcq_items_df["personality_id"] == pid) & (mcq_items_df["status"] == "ok")
+    items = mcq_items_df.loc[wanted, [c for c in _ITEM_COLUMNS if c in mcq_items_df.columns]]
     if items.empty:
         return []
-    items["_rank"] = items["qa_id"].map(rank)
+    # One conversion of the frame, then groups in Python: a pandas groupby with a sort and a
+    # ``to_dict`` per group was most of this function's time in the cost plan (issue 19).
+    groups: dict[tuple[int, str], list[dict]] = {}
+    for r in items.to_dict("records"):
+        groups.setdefault((int(r["n_options"]), str(r["interview_id"])), []).append(r)
     out = []
-    for (n_options, interview_id), grp in items.groupby(["n_options", "interview_id"], sort=True):
-        records = grp.sort_values("_rank", kind="stable").to_dict("records")
+    for (n_options, interview_id) in sorted(groups):
+        records = sorted(groups[(n_options, interview_id)],
+                         key=lambda r: (rank.get(r["qa_id"]) is None, rank.get(r["qa_id"], 0)))  # held-out order
         shuffled = [item_of(r) for r in records]
         if retrieval_error is None:
             try:
