@@ -5,8 +5,9 @@ as the offline model, recording every request) serve the module; the tests run i
 
 1. everything is run headless first (``interviewsim run``), then the UI starts;
 2. a backfill of one personality x one method, on a cold model cache: over the next two automation
-   ticks nothing else runs, and the server saw exactly the requests ``interviewsim run --force`` makes
-   for that cell (so nothing of the other personality or method, and nothing twice);
+   ticks nothing else runs, what reads the re-made (identical) cell is not shown stale, and the server
+   saw exactly the requests ``interviewsim run --force`` makes for that cell (so nothing of the other
+   personality or method, and nothing twice);
 3. a method is added to the config and the code location reloaded: only that method's partitions
    (and the aggregates that read them) run;
 4. a judge change shows ``method_scores``, ``personality_scores`` and ``leaderboard`` stale, with the reason.
@@ -117,6 +118,12 @@ def test_backfill_of_one_cell_runs_only_that_cell(world):
                    "personality_scores": set(), "leaderboard": set()}
     ui_calls = server.requests()[seen_before:]
     assert ui_calls, "the backfill made no model call on a cold cache"
+    # The cell was re-made with identical content: what reads it, not re-made, is not "Unsynced" (STALE)
+    # in the UI, as the automation (which launched nothing) agrees (issue 19; GraphQL's staleStatus is
+    # what the asset graph and the catalog show).
+    for asset, partition in (("personality_scores", P1), ("leaderboard", None)):
+        status = ui.stale_status(asset, partition)
+        assert status["staleStatus"] == "FRESH", (asset, status)
 
     # The same cell through the CLI on a cold cache: the UI asked the server exactly this, nothing more.
     _wipe_cache(world)
