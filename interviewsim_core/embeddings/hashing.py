@@ -86,10 +86,18 @@ class HashingEmbedder:
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one string")
         out = np.zeros((len(texts), self.dim), dtype=np.float64)
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
         for row, text in enumerate(texts):
             for feat, tf in self._features(text).items():
                 idx, sign = _bucket(feat, self.dim)
-                out[row, idx] += sign * (1.0 + math.log(tf))
+                rows.append(row)
+                cols.append(idx)
+                vals.append(sign * (1.0 + math.log(tf)))
+        # One unbuffered scatter-add in the same order as a per-feature loop (so colliding features
+        # sum to the same floats): numpy's per-element indexing was most of the embedder's time.
+        np.add.at(out, (np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)), np.asarray(vals))
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         out /= np.where(norms > 0.0, norms, 1.0)
         return out.astype(np.float32)
