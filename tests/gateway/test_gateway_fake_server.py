@@ -51,7 +51,10 @@ def test_every_item_ends_valid_or_invalid_and_rerun_makes_no_request(fake_server
     assert fixed.attempts[-1].parse_error is None
     stats = gw.stats
     assert stats.invalid == sum(r.status == "invalid" for r in first) and stats.failed == 0
-    assert stats.calls_made == fake_server.requests  # every request the server saw is accounted for
+    # Every request the server saw is accounted for. The client may count a few more: an attempt it
+    # abandoned at its 0.5 s timeout before the server's loop (a thread of this process, sharing the
+    # GIL) had read it never reaches the server's count; each such attempt was retried.
+    assert fake_server.requests <= stats.calls_made <= fake_server.requests + stats.retries
     assert stats.prompt_tokens > 0 and stats.completion_tokens > 0
     assert 429 in fake_server.by_status and 500 in fake_server.by_status
 
