@@ -162,7 +162,8 @@ class RunPlan(BaseModel):
         rows = self.rows()
         widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
         text = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
-        return text + ("\n" + self._footnote() if self._footnote() else "")
+        note = self._footnote()
+        return text + ("\n" + note if note else "")
 
     def markdown(self) -> str:
         """The same table in Markdown, for Dagster's metadata: every column of ``table``, the notes
@@ -173,7 +174,8 @@ class RunPlan(BaseModel):
         rows = self.rows()
         out = [line(rows[0]), "|" + "---|" * len(rows[0]), *(line(r) for r in rows[1:-1]),
                line(("**total**", *rows[-1][1:]))]
-        return "\n".join(out) + ("\n\n" + self._footnote() if self._footnote() else "")
+        note = self._footnote()
+        return "\n".join(out) + ("\n\n" + note if note else "")
 
 
 def completion_tokens(req: CallRequest, person_tokens: int) -> int:

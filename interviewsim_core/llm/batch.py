@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cache import Cache, CachedEntry, CacheWriteError, request_key
+from .cache import Cache, CachedEntry, CacheWriteError, in_batches, request_key
 from .transport import cached_tokens_of
 from .types import CallRequest, ModelConfig
 
@@ -269,8 +269,7 @@ def _store(cache: Cache, entries: Sequence[tuple[str, CachedEntry]]) -> tuple[in
     """Store ``entries`` in groups through ``Cache.put_many`` (the answers' full-disk path: the
     reserve, then stop); returns how many were stored and the first write error."""
     done = 0
-    for start in range(0, len(entries), STORE_GROUP):
-        group = entries[start:start + STORE_GROUP]
+    for group in in_batches(list(entries), STORE_GROUP):
         try:
             cache.put_many(group)
         except CacheWriteError as exc:

@@ -50,7 +50,7 @@ def canonical_json(obj: Any) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _scalar_json(value: str | int | bool | None) -> str:
+def _scalar_json(value: str | int) -> str:
     return canonical_json(value)
 
 
