@@ -29,7 +29,7 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from benchmarks.bench_scale import KEY_ENV, METHODS, REPO, Server, _spawn, verdict  # noqa: E402
+from benchmarks.bench_scale import KEY_ENV, METHODS, PAPER, REPO, Server, _spawn, verdict  # noqa: E402
 
 TARGETS = {"vs_direct": 0.9, "vs_raw": 0.8, "first_call_s": 10.0}
 BIN = Path(sys.executable).parent
@@ -47,11 +47,15 @@ def _config_file(path: Path, corpus: Path, data_root: Path, base: str, c: int) -
     return path
 
 
-def _timed(args: list[str], env: dict[str, str], log: Path | None = None) -> tuple[float, float, str]:
-    """(start, end) wall-clock times of a whole command, and its output tail (it must succeed).
+def _timed(args: list[str], env: dict[str, str], log: Path | None = None) -> tuple[float, float, float, str]:
+    """(start, end) wall-clock times of a whole command, its CPU seconds (user + system, its child
+    processes included), and its output tail (it must succeed).
 
     ``log`` keeps the whole output, each line prefixed with its second since the start, to see where a
     path spends its time (``--keep`` keeps the folder)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.time()
     lines: list[str] = []
     with subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
@@ -59,12 +63,14 @@ def _timed(args: list[str], env: dict[str, str], log: Path | None = None) -> tup
         for line in proc.stdout:
             lines.append(f"{time.time() - t0:8.2f} {line}")
     t1 = time.time()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if log is not None:
         log.write_text("".join(lines), encoding="utf-8")
     out = "".join(lines)
     if proc.returncode not in (0, 5, 6):
         raise RuntimeError(f"{args[0]} exited {proc.returncode}:\n{out[-6000:]}")
-    return t0, t1, out[-2000:]
+    return t0, t1, cpu, out[-2000:]
 
 
 def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool = False) -> dict[str, Any]:
@@ -85,16 +91,18 @@ def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool =
 
         def one(name: str, args: list[str], record: bool = False) -> None:
             srv.cmd("reset")
+            before = srv.cmd("stats")
             if record:
                 srv.cmd(f"record {bodies}")
-            t0, t1, _tail = _timed(args, env, work / f"{name}.log")
+            t0, t1, cpu, _tail = _timed(args, env, work / f"{name}.log")
             st = srv.cmd("stats")
             if record:
                 srv.cmd("record -")
-            idle, _ = idle_seconds(st, t0, t1)
+            idle, gaps = idle_seconds(st, t0, t1)
             first = (st["first_at"] - t0) if st["first_at"] else float("nan")
             out[name] = {"calls": st["chat"], "wall": t1 - t0, "rate": st["chat"] / (t1 - t0), "idle": idle,
-                         "first": first}
+                         "first": first, "cpu": cpu, "gaps": gaps,
+                         "server_cpu": st["cpu"] - before["cpu"], "memo_hits": st["memo_hits"] - before["memo_hits"]}
 
         for old in ("direct", "product", "product_seq", "dagster_home", "dagster_home_seq"):
             shutil.rmtree(work / old, ignore_errors=True)  # a kept folder's earlier results would be cache hits
@@ -109,8 +117,11 @@ def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool =
             seq_cfg = _config_file(work / "interviewsim_seq.yaml", corpus, work / "product_seq", srv.base, c)
             one("product_seq", [str(BIN / "interviewsim"), "run", "--config", str(seq_cfg), "--yes", "--overlap"])
         srv.cmd("reset")
+        before = srv.cmd("stats")
         raw = _spawn("httpx", bodies=bodies, base=srv.base, c=c)
-        out["raw"] = {"calls": raw["ok"], "wall": raw["wall"], "rate": raw["ok"] / raw["wall"]}
+        st = srv.cmd("stats")
+        out["raw"] = {"calls": raw["ok"], "wall": raw["wall"], "rate": raw["ok"] / raw["wall"], "cpu": raw["cpu"],
+                      "server_cpu": st["cpu"] - before["cpu"], "memo_hits": st["memo_hits"] - before["memo_hits"]}
     finally:
         srv.close()
         bodies.unlink(missing_ok=True)
@@ -120,20 +131,33 @@ def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool =
 def report(out: dict[str, Any], n_people: int) -> None:
     d, p, r = out["direct"], out["product"], out["raw"]
     print(f"{n_people} personalities, methods {METHODS}, 1 judge; each path timed as a whole command:")
-    print("| path | calls | wall | calls/s | of raw httpx | no call in flight | first call after |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
-    rows = [("`interviewsim run` (Dagster, stage after stage)", p), ("direct runner (`run_evaluation`)", d)]
+    print("| path | calls | wall | calls/s | of raw httpx | no call in flight | first call after | CPU | server CPU |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    rows = [("`interviewsim run` (Dagster)", p), ("direct runner (`run_evaluation`)", d)]
     if "product_seq" in out:
         rows.insert(1, ("`interviewsim run --overlap` (stage runs side by side)", out["product_seq"]))
     for name, row in rows:
         print(f"| {name} | {row['calls']:,} | {row['wall']:.1f} s | {row['rate']:.1f} | {row['rate'] / r['rate']:.2f} | "
-              f"{100 * row['idle'] / row['wall']:.1f}% ({row['idle']:.1f} s) | {row['first']:.1f} s |")
-    print(f"| raw httpx, the product's bodies | {r['calls']:,} | {r['wall']:.1f} s | {r['rate']:.1f} | 1.00 | | |")
+              f"{100 * row['idle'] / row['wall']:.1f}% ({row['idle']:.1f} s) | {row['first']:.1f} s | "
+              f"{row['cpu']:.1f} s | {row['server_cpu']:.1f} s |")
+    print(f"| raw httpx, the product's bodies | {r['calls']:,} | {r['wall']:.1f} s | {r['rate']:.1f} | 1.00 | | | "
+          f"{r['cpu']:.1f} s | {r['server_cpu']:.1f} s |")
+    print(f"  raw httpx: {r['memo_hits']:,} of {r['calls']:,} replies from the server's memory")
+    for name, row in rows:  # where the provider idled: the gaps of a second or more, from the command's start
+        gaps = ", ".join(f"{a:.0f}+{b:.1f}" for a, b in row["gaps"]) or "none"
+        print(f"  {name}: {row['memo_hits']:,} of {row['calls']:,} replies from the server's memory; "
+              f"gaps of >= 1 s with no call in flight (start s + seconds): {gaps}")
     vs_direct, vs_raw = p["rate"] / d["rate"], p["rate"] / r["rate"]
     print(f"  interviewsim run / direct runner = {vs_direct:.2f}   target >= {TARGETS['vs_direct']}   "
           f"{verdict(vs_direct >= TARGETS['vs_direct'])}")
     print(f"  interviewsim run / raw httpx     = {vs_raw:.2f}   target >= {TARGETS['vs_raw']}   "
           f"{verdict(vs_raw >= TARGETS['vs_raw'])}")
+    # Both paths are bound by one core of Python on the client here (CPU close to wall): a call's CPU
+    # is what a bigger corpus pays per call, so the projection divides the paper's calls by each rate.
+    print(f"  client CPU per call: interviewsim run {1000 * p['cpu'] / p['calls']:.2f} ms, direct runner "
+          f"{1000 * d['cpu'] / d['calls']:.2f} ms")
+    print(f"  projection, the paper's run (~{PAPER['calls'] / 1e6:.0f}M calls) at these calls/s: interviewsim run "
+          f"{PAPER['calls'] / p['rate'] / 3600:.1f} h, direct runner {PAPER['calls'] / d['rate'] / 3600:.1f} h")
     print(f"  command to first model call      = {p['first']:.1f} s   target <= {TARGETS['first_call_s']:.0f} s   "
           f"{verdict(p['first'] <= TARGETS['first_call_s'])}")
 
