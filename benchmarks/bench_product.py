@@ -77,7 +77,14 @@ def _timed(args: list[str], env: dict[str, str], log: Path | None = None) -> tup
     return t0, t1, cpu, out[-2000:]
 
 
-_UNFINISHED = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "CANCELING")
+def _path_row(st: dict[str, Any], before: dict[str, Any], t0: float, t1: float) -> dict[str, Any]:
+    """One path's figures from the server's stats over [t0, t1] (``before``: the stats at its reset)."""
+    from benchmarks.scale_server import idle_seconds
+
+    idle, gaps = idle_seconds(st, t0, t1)
+    return {"calls": st["chat"], "wall": t1 - t0, "rate": st["chat"] / (t1 - t0), "idle": idle, "gaps": gaps,
+            "first": (st["first_at"] - t0) if st["first_at"] else float("nan"),
+            "server_cpu": st["cpu"] - before["cpu"], "memo_hits": st["memo_hits"] - before["memo_hits"]}
 
 
 def _ui_backfill(corpus: Path, work: Path, srv: Server, c: int, env: dict[str, str]) -> dict[str, Any]:
@@ -85,11 +92,8 @@ def _ui_backfill(corpus: Path, work: Path, srv: Server, c: int, env: dict[str, s
     asset and every partition, through GraphQL on a real ``interviewsim ui`` (webserver and daemon, the
     automation sensor as shipped), timed from the mutation until the backfill and every run it (or
     automation) launched have ended. The UI's own start-up is not in the time: it is started once and
-    then used for many launches."""
-    from benchmarks.scale_server import idle_seconds
-
-    sys.path.insert(0, str(REPO / "tests" / "dagster"))
-    from ui_harness import DagsterUI, wait_for
+    then used for many launches. The UI's CPU is spread over its processes and not measured."""
+    from tests.dagster.ui_harness import DagsterUI
 
     cfg = _config_file(work / "interviewsim_ui.yaml", corpus, work / "product_ui", srv.base, c)
     home = work / "dagster_home_ui"
@@ -101,33 +105,21 @@ def _ui_backfill(corpus: Path, work: Path, srv: Server, c: int, env: dict[str, s
     with DagsterUI(uenv, cwd=work, log=work / "ui.log") as ui:
         keys = [n["assetKey"] for n in ui.gql("{ assetNodes { assetKey { path } } }")["assetNodes"]]
         srv.cmd("reset")
+        before = srv.cmd("stats")
         t0 = time.time()
         backfill = ui.launch_backfill_params({"assetSelection": keys, "allPartitions": True})
-
-        def ended() -> str | None:
-            status = ui.backfill_status(backfill)
-            if status in ("REQUESTED", "CANCELING", "FAILING"):
-                return None
-            busy = [r for r in ui.runs() if r["status"] in _UNFINISHED]
-            return None if busy else status
-
-        status = wait_for("the UI backfill and its runs to end", ended, 4 * 3600, every_s=1.0)
+        status = ui.wait_backfill(backfill, 4 * 3600)
         t1 = time.time()
         st = srv.cmd("stats")
         runs = [r for r in ui.runs() if r["creationTime"] >= t0 - 1]
     if status != "COMPLETED_SUCCESS" and status != "COMPLETED":
         raise RuntimeError(f"the UI backfill ended {status}; see {work / 'ui.log'}")
-    idle, gaps = idle_seconds(st, t0, t1)
-    first = (st["first_at"] - t0) if st["first_at"] else float("nan")
-    return {"calls": st["chat"], "wall": t1 - t0, "rate": st["chat"] / (t1 - t0), "idle": idle, "first": first,
-            "gaps": gaps, "memo_hits": st["memo_hits"], "runs": len(runs),
+    return {**_path_row(st, before, t0, t1), "cpu": float("nan"), "runs": len(runs),
             "automation_runs": sum(1 for r in runs if r["tags"].get("dagster/sensor_name"))}
 
 
 def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool = False,
             ui: bool = True) -> dict[str, Any]:
-    from benchmarks.scale_server import idle_seconds
-
     env = {**os.environ, "PYTHONWARNINGS": "ignore", KEY_ENV: "bench", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     srv = Server(latency)
     bodies = work / "bodies.bin"
@@ -150,11 +142,7 @@ def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool =
             st = srv.cmd("stats")
             if record:
                 srv.cmd("record -")
-            idle, gaps = idle_seconds(st, t0, t1)
-            first = (st["first_at"] - t0) if st["first_at"] else float("nan")
-            out[name] = {"calls": st["chat"], "wall": t1 - t0, "rate": st["chat"] / (t1 - t0), "idle": idle,
-                         "first": first, "cpu": cpu, "gaps": gaps,
-                         "server_cpu": st["cpu"] - before["cpu"], "memo_hits": st["memo_hits"] - before["memo_hits"]}
+            out[name] = {**_path_row(st, before, t0, t1), "cpu": cpu}
 
         for old in ("direct", "product", "product_seq", "product_ui", "dagster_home", "dagster_home_seq",
                     "dagster_home_ui"):
@@ -197,8 +185,7 @@ def report(out: dict[str, Any], n_people: int) -> None:
         rows.insert(1, ("`interviewsim run --overlap` (stage runs side by side)", out["product_seq"]))
     if "ui" in out:
         rows.insert(1, (f"UI backfill, \"Materialize all\" ({out['ui']['runs']} runs, "
-                        f"{out['ui']['automation_runs']} by automation)", {**out["ui"], "cpu": float("nan"),
-                                                                          "server_cpu": float("nan")}))
+                        f"{out['ui']['automation_runs']} by automation)", out["ui"]))
     for name, row in rows:
         print(f"| {name} | {row['calls']:,} | {row['wall']:.1f} s | {row['rate']:.1f} | {row['rate'] / r['rate']:.2f} | "
               f"{100 * row['idle'] / row['wall']:.1f}% ({row['idle']:.1f} s) | {row['first']:.1f} s | "

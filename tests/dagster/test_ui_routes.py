@@ -69,14 +69,8 @@ def _materialised(ui: DagsterUI, asset: str, after: float) -> set[str]:
     return {m["partition"] for m in ui.materializations(asset, after)}
 
 
-def _idle(ui: DagsterUI) -> bool:
-    return not [r for r in ui.runs() if r["status"] in ("QUEUED", "NOT_STARTED", "STARTING", "STARTED")]
-
-
 def _finish(ui: DagsterUI, backfill_id: str) -> dict:
-    wait_for("the backfill to finish", lambda: ui.backfill_status(backfill_id).startswith(
-        ("COMPLETED", "FAILED", "CANCELED")), WAIT_S)
-    wait_for("runs to finish", lambda: _idle(ui), WAIT_S)
+    ui.wait_backfill(backfill_id, WAIT_S)
     return ui.backfill(backfill_id)
 
 
@@ -147,7 +141,7 @@ def world(tmp_path_factory):
         with DagsterUI(env, cwd=tmp, log=tmp / "ui.log") as ui:
             w["ui"] = ui
             ui.set_sensor_running(AUTOMATION_SENSOR, False)
-            wait_for("runs to finish", lambda: _idle(ui), WAIT_S)
+            wait_for("runs to finish", ui.idle, WAIT_S)
             yield w
         (tmp / "routes_tags.json").write_text(json.dumps(TAGS, indent=1))
         print(f"\nroute tags: {tmp / 'routes_tags.json'}")
@@ -313,7 +307,7 @@ def test_cli_run_beside_running_automation_calls_only_its_own_method(world):
     _cli_run(world, "--methods", M1, "--force")
     cli_done, cli_calls = time.time(), len(server.requests()) - before
     wait_for("three automation ticks", lambda: len(ui.finished_ticks_after(AUTOMATION_SENSOR, cli_done)) >= 3, WAIT_S)
-    wait_for("runs to finish", lambda: _idle(ui), WAIT_S)
+    wait_for("runs to finish", ui.idle, WAIT_S)
     ui.set_sensor_running(AUTOMATION_SENSOR, False)
     extra = len(server.requests()) - before - cli_calls
     by_sensor = [r for r in ui.runs() if r["creationTime"] >= t0 and r["tags"].get("dagster/sensor_name") == AUTOMATION_SENSOR]

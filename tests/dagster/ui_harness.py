@@ -26,6 +26,7 @@ from interviewsim_core.llm.testing import free_port
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 LOCATION = "interviewsim"
+UNFINISHED_RUN_STATUSES = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED")
 REPOSITORY = "__repository__"
 
 
@@ -277,6 +278,17 @@ class DagsterUI:
         return self.gql('query($id: String!) { partitionBackfillOrError(backfillId: $id) { '
                         '... on PartitionBackfill { status } } }', {"id": backfill_id}
                         )["partitionBackfillOrError"]["status"]
+
+    def idle(self) -> bool:
+        """No run of the instance is queued, starting or running."""
+        return not [r for r in self.runs() if r["status"] in UNFINISHED_RUN_STATUSES]
+
+    def wait_backfill(self, backfill_id: str, timeout_s: float) -> str:
+        """Wait until the backfill has ended and no run is left unfinished; its final status."""
+        status = wait_for("the backfill to finish", lambda: (s := self.backfill_status(backfill_id)).startswith(
+            ("COMPLETED", "FAILED", "CANCELED")) and s, timeout_s)
+        wait_for("runs to finish", self.idle, timeout_s)
+        return status
 
     def runs(self) -> list[dict]:
         """Every run on the instance, newest first: id, status, job, tags, asset selection."""
