@@ -12,6 +12,8 @@ automation sensor):
    an approval (``APPROVE_TAG``, which ``interviewsim run`` sets after the user accepted its plan);
 3. **the scheduler** (``runner.run_steps``) makes every selected partition, streaming all their calls
    through one gateway, writing each partition as soon as it is done and logging progress at INFO;
+   in a run of ``interviewsim run`` the action's worker process (``action_worker``) is that scheduler
+   for every run of the action at once, and the run records each partition as the worker reports it;
 4. the cache's write errors fail the run (answers kept in the tables but not cached would be paid
    again), and one ``MaterializeResult`` per selected asset reports every partition with its own
    metadata; partitions the run wrote beyond Dagster's own keys (the job page's backfill, ``run_keys``)
@@ -29,7 +31,7 @@ import dagster as dg
 import pandas as pd
 
 from interviewsim_core.pipeline.config import EvalConfig
-from interviewsim_core.pipeline.steps import Cell, Partitioning, Step
+from interviewsim_core.pipeline.steps import BY_NAME, Cell, Partitioning, Step
 
 from .assets_support import CORPUS, LLM
 from .batching import table_metadata
@@ -75,6 +77,11 @@ def run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selecte
         raise
     finally:
         board.settle(producer, why)
+        from . import action_worker
+
+        worker = action_worker.find(context.run.tags.get(action_worker.WORKER_TAG))
+        if worker is not None:  # the runs recording after this one's may store theirs now
+            worker.recorded(producer)
 
 
 def _handoff(context: dg.AssetExecutionContext):
@@ -93,10 +100,12 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
 
     _gate(context, cfg, selected, cells, people)
 
-    model_steps = [s for s in selected if s.calls_models]
-    gateway = getattr(context.resources, LLM).get() if model_steps else None
+    from . import action_worker
     from .factory import step_env
 
+    worker = action_worker.find(context.run.tags.get(action_worker.WORKER_TAG))
+    model_steps = [s for s in selected if s.calls_models]
+    gateway = getattr(context.resources, LLM).get() if model_steps and worker is None else None
     env = step_env(context, cfg)
     started = time.monotonic()
 
@@ -104,12 +113,7 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
     own = {str(k) for k in context.partition_keys} if stage.partitioning is not Partitioning.NONE else set()
     beyond: dict[str, dict[str, dict[str, Any]]] = {}  # step -> key -> metadata, keys Dagster does not record
 
-    def done(step: Step, cell: Cell, out: Any, inputs) -> None:
-        meta = _metadata(cfg, step, cell, out, inputs)
-        if cell.personality is not None:  # what ``interviewsim run`` compares to see an edited corpus file
-            if cell.personality not in versions:
-                versions[cell.personality] = split_version(env.split(cell.personality))
-            meta[SPLIT_VERSION] = versions[cell.personality]
+    def record(step: Step, cell: Cell, meta: dict[str, Any]) -> None:
         if step.partitioning is Partitioning.NONE:
             context.add_asset_metadata(meta, asset_key=step.name)
         elif key_of[cell] in own:
@@ -117,13 +121,38 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
         else:
             beyond.setdefault(step.name, {})[key_of[cell]] = meta
 
+    def done(step: Step, cell: Cell, out: Any, inputs) -> None:
+        meta = _metadata(cfg, step, cell, out, inputs)
+        if cell.personality is not None:  # what ``interviewsim run`` compares to see an edited corpus file
+            if cell.personality not in versions:
+                versions[cell.personality] = split_version(env.split(cell.personality))
+            meta[SPLIT_VERSION] = versions[cell.personality]
+        record(step, cell, meta)
+
     counts: dict[str, dict[str, float]] = {}
-    context.log.info(f"{stage.name}: making {', '.join(s.name for s in selected)} for {len(cells)} partition(s)")
-    run_steps(cfg, {s.name: cells for s in selected}, lambda pid: _load_split(files[pid]), registered or people,
-              list(cfg.methods),
-              gateway=gateway, write=True, progress=context.log.info, keep=(), on_partition=done, env=env,
-              progress_every_s=PROGRESS_EVERY_S if model_steps else None, counts=counts, handoff=board,
-              producer=producer)
+    context.log.info(f"{stage.name}: making {', '.join(s.name for s in selected)} for {len(cells)} partition(s)"
+                     + (f" (written by this action's worker process, {worker.name})" if worker is not None else ""))
+    if worker is not None:
+        from interviewsim_core.pipeline.runner import PROGRESS_FIELDS
+
+        def reported(node, report) -> None:
+            step = BY_NAME[node[0]]
+            record(step, node[1], report.meta)
+            if report.counts is not None:  # this run's step totals: the sum over its own partitions
+                total = counts.setdefault(step.name, dict.fromkeys(PROGRESS_FIELDS, 0))
+                for field in PROGRESS_FIELDS:
+                    total[field] += report.counts.get(field, 0)
+
+        interrupted = board.interrupted.is_set if board is not None else (lambda: False)
+        action_worker.wait_for(worker, [(s.name, c) for s in selected for c in cells], reported, context.log.info,
+                               PROGRESS_EVERY_S, interrupted)
+        worker.wait_turn(producer, interrupted)  # the runs it reads from store their materialisations first
+    else:
+        run_steps(cfg, {s.name: cells for s in selected}, lambda pid: _load_split(files[pid]), registered or people,
+                  list(cfg.methods),
+                  gateway=gateway, write=True, progress=context.log.info, keep=(), on_partition=done, env=env,
+                  progress_every_s=PROGRESS_EVERY_S if model_steps else None, counts=counts, handoff=board,
+                  producer=producer)
     if gateway is not None and hasattr(gateway, "raise_for_cache_errors"):
         try:
             gateway.raise_for_cache_errors()

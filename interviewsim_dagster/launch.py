@@ -6,7 +6,8 @@ instance, so they are recorded like UI runs and show up in ``dagster dev``. A se
 gets one run per rectangular block of contiguous keys (a multi-partition range is the product of
 its dimension ranges), which the single-run backfill policy lets one run cover. The usual cases,
 "everything", "one personality, all methods" and "one method, all personalities", are one run
-per job.
+per job. ``interviewsim run`` makes the calls of all its runs in one worker process
+(``action_worker``), its runs side by side recording what the worker writes (``_execute_with_worker``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 import dagster as dg
 
 from interviewsim_core.errors import ConfigError
+from interviewsim_core.pipeline.steps import Cell
 
 from .defs.corpus.partitions import METHOD, PERSONALITY, personality_partitions, pxm_key
 from .slots import owner_tags
@@ -179,11 +181,17 @@ def execute(
     tags: dict[str, str] | None = None,
     split_versions: dict[str, str] | None = None,
     overlap: bool = False,
+    worker_config: Any = None,
 ) -> list[RunOutcome]:
     """Run each spec in process on ``instance`` (so the runs are in its history); stop at the first failure.
 
     ``overlap``: start every run at once, each handing the partitions it writes to the later ones
     (``_execute_overlapped``), instead of one after the other.
+
+    ``worker_config`` (the ``EvalConfig`` the definitions were built from; ``interviewsim run``): make
+    every call of the action in one worker process (``action_worker``) while the runs, side by side in
+    this process, record each partition as the worker reports it (``_execute_with_worker``). Used only
+    when no other run of the instance is in progress (``worker_blocked``); else stage after stage.
 
     ``skip_up_to_date``: leave out asset partitions materialised with the current code on unchanged
     inputs (``freshness``), decided just before each spec runs; ``interviewsim run --force`` turns it off.
@@ -196,6 +204,12 @@ def execute(
     run_config = {"loggers": {"console": {"config": {"log_level": dagster_log_level}}}}
     graph = defs.resolve_asset_graph()
     methods = freshness.configured_methods(graph)
+    if worker_config is not None and not overlap:
+        busy = worker_blocked(instance)
+        if busy is None:
+            return _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to_date, tags or {},
+                                        split_versions, graph, methods, worker_config)
+        progress(f"{busy}: its pools may make this action's runs wait, so they run stage after stage in this process")
     if overlap and can_overlap(instance):
         return _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_date, tags or {},
                                    split_versions, graph, methods)
@@ -225,7 +239,8 @@ def execute(
 
 
 def _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_date: bool, tags: dict[str, str],
-                        split_versions, graph, methods) -> list[RunOutcome]:
+                        split_versions, graph, methods, runs: list[tuple[int, RunSpec]] | None = None,
+                        worker: Any = None) -> list[RunOutcome]:
     """The runs of one action side by side, streaming into each other (``pipeline/handoff.py``).
 
     Run after run, each stage waited for the whole previous one (issue 21: the provider idled while a
@@ -236,6 +251,10 @@ def _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_
     of one stage does not depend on another's outcome: a re-made upstream partition changes a
     downstream one's version only through the code versions and split versions it is compared by).
 
+    ``worker`` (``action_worker``, with ``runs`` already narrowed): the runs make no call; each records
+    its partitions as the worker reports them, so every run's bookkeeping (run creation, metadata,
+    events, checks) happens while the worker is still calling, not after its last call.
+
     Raises:
         KeyboardInterrupt: Ctrl-C; every run was stopped first (the finished partitions are written).
     """
@@ -243,21 +262,12 @@ def _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_
 
     from interviewsim_core.pipeline import handoff
 
-    from . import freshness
+    from .action_worker import WORKER_TAG
     from .engine import HANDOFF_TAG
 
-    runs: list[tuple[int, RunSpec]] = []
-    remade: set[dg.AssetKey] = set()
-    for i, planned in enumerate(specs, start=1):
-        narrowed = [planned]
-        if skip_up_to_date:
-            people = list(instance.get_dynamic_partitions(PERSONALITY))
-            parts = freshness.spec_partitions(planned, graph, people, methods)
-            narrowed = freshness.narrow(planned, parts, graph, instance, methods, split_versions, rerun=remade)
-            remade.update(k for spec in narrowed for k in spec.assets)
-            if not narrowed:
-                progress(f"[{i}/{len(specs)}] {planned.describe()}: up to date, skipped (--force re-runs it)")
-        runs.extend((i, spec) for spec in narrowed)
+    if runs is None:
+        runs = _narrow_all(instance, specs, progress, skip_up_to_date, split_versions, graph, methods)
+    extra = {WORKER_TAG: worker.name} if worker is not None else {}
     board = handoff.Handoff()
     handoff.register(board)
     results: dict[int, tuple[Any, float]] = {}
@@ -268,7 +278,7 @@ def _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_
         try:
             result: Any = defs.resolve_job_def(spec.job).execute_in_process(
                 instance=instance, asset_selection=list(spec.assets),
-                tags={**tags, **range_tags(spec), **owner_tags(), HANDOFF_TAG: f"{board.name}/{token}"},
+                tags={**tags, **range_tags(spec), **owner_tags(), HANDOFF_TAG: f"{board.name}/{token}", **extra},
                 run_config=run_config, raise_on_error=False)
         except BaseException as exc:  # noqa: BLE001 - reported as this run's failure below
             result = exc
@@ -278,6 +288,9 @@ def _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_
 
     tokens = [f"{i}/{len(specs)} {spec.job}" + (f" ({k})" if sum(r[0] == i for r in runs) > 1 else "")
               for k, (i, spec) in enumerate(runs)]
+    if worker is not None:
+        worker.order(_recording_order(runs, tokens, graph, list(instance.get_dynamic_partitions(PERSONALITY)),
+                                      methods))
     try:
         with _one_logging_setup(), _terminal_kept(progress) as say:
             try:
@@ -321,6 +334,153 @@ def _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_
     return outcomes
 
 
+def _narrow_all(instance, specs: Sequence[RunSpec], progress, skip_up_to_date: bool, split_versions, graph,
+                methods) -> list[tuple[int, RunSpec]]:
+    """Every run of the action, narrowed to what is outdated before the first starts (``freshness``):
+    an asset reading one an earlier run re-makes is outdated too. (index in ``specs``, narrowed spec)."""
+    from . import freshness
+
+    runs: list[tuple[int, RunSpec]] = []
+    remade: set[dg.AssetKey] = set()
+    for i, planned in enumerate(specs, start=1):
+        narrowed = [planned]
+        if skip_up_to_date:
+            people = list(instance.get_dynamic_partitions(PERSONALITY))
+            parts = freshness.spec_partitions(planned, graph, people, methods)
+            narrowed = freshness.narrow(planned, parts, graph, instance, methods, split_versions, rerun=remade)
+            remade.update(k for spec in narrowed for k in spec.assets)
+            if not narrowed:
+                progress(f"[{i}/{len(specs)}] {planned.describe()}: up to date, skipped (--force re-runs it)")
+        runs.extend((i, spec) for spec in narrowed)
+    return runs
+
+
+IN_PROGRESS = (dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED,
+               dg.DagsterRunStatus.CANCELING)
+
+
+def worker_blocked(instance: dg.DagsterInstance) -> str | None:
+    """Why the action's calls cannot go to a worker now (``None``: they can).
+
+    The worker makes the calls of every stage at once, before the stage runs claim their pool slots;
+    beside another run of the instance (a UI launch, a backfill, automation) that would bypass the
+    pools that make runs of one model wait for each other. So the worker is used only when no other
+    run is in progress.
+    """
+    n = instance.get_runs_count(dg.RunsFilter(statuses=list(IN_PROGRESS)))
+    return f"{n} other run(s) in progress on this instance" if n else None
+
+
+WORKER_BLOCKS = 2
+"""With a worker, a per-personality or P x M run over several personalities is cut into up to this
+many runs of consecutive personalities (the same blocks for both). A run records its partitions (an
+event per asset partition, then its checks' verdicts) when the last of them is written; one P x M
+run for all of them did all that after the worker's last call (27 s with no call in flight at 6
+personalities). The worker admits personalities in order, so the first block's runs record while
+the worker calls for the second, and only the second's remain. The per-personality runs are cut too
+because a P x M block stores its materialisations only after its personalities' splits are stored
+(``ActionWorker.order``). Two, not more: the four runs then fit the pools' default limit
+(``dagster.yaml``: 4), so none waits for a slot; more blocks would queue for slots."""
+
+
+def _in_blocks(spec: RunSpec, graph, people: Sequence[str], methods: Sequence[str]) -> list[RunSpec]:
+    """``spec``, or for a per-personality or P x M run, up to ``WORKER_BLOCKS`` runs over consecutive blocks of
+    its personalities."""
+    from . import freshness
+    from .defs.corpus.partitions import dims_of
+
+    if spec.job not in (PERSONALITY_JOB, PERSONALITY_METHOD_JOB) or spec.start is None:
+        return [spec]
+    pdef = graph.get(spec.assets[0]).partitions_def
+    first, last = dims_of(pdef, spec.start), dims_of(pdef, spec.end or spec.start)
+    persons = list(dict.fromkeys(dims_of(pdef, k)[PERSONALITY]
+                                 for k in freshness.spec_partitions(spec, graph, people, methods)))
+    n = -(-len(persons) // WORKER_BLOCKS)  # personalities per block, rounded up
+    blocks = [persons[i:i + n] for i in range(0, len(persons), n)]
+    if METHOD not in first:
+        return [RunSpec(spec.job, spec.assets, b[0], b[-1]) for b in blocks]
+    return [RunSpec(spec.job, spec.assets, str(pxm_key(b[0], first[METHOD])), str(pxm_key(b[-1], last[METHOD])))
+            for b in blocks]
+
+
+def _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to_date: bool, tags: dict[str, str],
+                         split_versions, graph, methods, cfg) -> list[RunOutcome]:
+    """The action's calls in one worker process (``action_worker``), its runs here recording them.
+
+    The runs go side by side (``_execute_overlapped``; in turn when ``dagster.yaml`` configures log
+    handlers), per-personality and P x M runs in blocks (``_in_blocks``), but none of them makes a
+    call: each waits for its partitions and records them (metadata, one materialisation per asset
+    partition, checks) while the worker, which streams every stage's calls at once like the direct
+    runner, is already on the next ones. The worker is stopped when the runs end, whatever their
+    outcome (a failed run's partitions are not to be paid for by a worker nobody waits on); Ctrl-C
+    stops both.
+    """
+    from . import action_worker, freshness
+    from .defs.corpus.partitions import dims_of
+    from .registration import scan_corpus
+
+    people = list(instance.get_dynamic_partitions(PERSONALITY))
+    runs = [(i, part) for i, spec in _narrow_all(instance, specs, progress, skip_up_to_date, split_versions, graph,
+                                                  methods)
+            for part in _in_blocks(spec, graph, people, methods)]
+    if not runs:
+        return []
+    valid = scan_corpus(str(cfg.corpus)).valid
+    nodes: dict[str, list] = {}
+    for _i, spec in runs:
+        pdef = graph.get(spec.assets[0]).partitions_def
+        keys = freshness.spec_partitions(spec, graph, people, methods)
+        cells = [Cell() if k is None else Cell(**dims_of(pdef, k)) for k in keys]
+        cells = [c for c in cells if c.personality is None or c.personality in valid]  # the run refuses the rest
+        for asset in spec.assets:
+            nodes.setdefault(asset.to_user_string(), []).extend(cells)
+    files = {p: valid[p] for p in {c.personality for cs in nodes.values() for c in cs} if p is not None}
+    worker = action_worker.start(cfg, nodes, files, people, list(cfg.methods))
+    side_by_side = can_overlap(instance)
+    progress(f"calls: one worker process (pid {worker.process.pid}) makes every stage's partitions; the runs below "
+             f"record them as they are written{', side by side' if side_by_side else ''}")
+    outcomes: list[RunOutcome] = []
+    try:
+        if side_by_side:
+            outcomes = _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_date, tags,
+                                           split_versions, graph, methods, runs=runs, worker=worker)
+        else:  # dagster.yaml configures log handlers (``can_overlap``): the runs go in turn
+            for i, spec in runs:
+                progress(f"[{i}/{len(specs)}] {spec.describe()}")
+                t0 = time.perf_counter()
+                result = defs.resolve_job_def(spec.job).execute_in_process(
+                    instance=instance, asset_selection=list(spec.assets),
+                    tags={**tags, **range_tags(spec), **owner_tags(), action_worker.WORKER_TAG: worker.name},
+                    run_config=run_config, raise_on_error=False)
+                outcomes.append(_outcome(spec, result, time.perf_counter() - t0))
+                _say_outcome(progress, "      ", outcomes[-1], result)
+                if not outcomes[-1].success:
+                    break
+    finally:
+        worker.stop()
+    if worker.ended not in ("ok", "interrupted") and all(o.success for o in outcomes):
+        progress(f"the action's worker: {worker.ended}")  # e.g. an answer it could not cache
+    return outcomes
+
+
+def _recording_order(runs: Sequence[tuple[int, RunSpec]], tokens: Sequence[str], graph, people: Sequence[str],
+                     methods: Sequence[str]) -> dict[str, list[str]]:
+    """Run token -> the tokens of the runs of earlier stages sharing a personality with it (``ActionWorker.order``)."""
+    from . import freshness
+    from .defs.corpus.partitions import dims_of
+
+    def persons(spec: RunSpec) -> set[str] | None:  # None: unpartitioned, reads every personality
+        if spec.start is None:
+            return None
+        pdef = graph.get(spec.assets[0]).partitions_def
+        return {dims_of(pdef, k)[PERSONALITY] for k in freshness.spec_partitions(spec, graph, people, methods)}
+
+    mine = [persons(spec) for _i, spec in runs]
+    return {tokens[k]: [tokens[j] for j, (i_j, _s) in enumerate(runs)
+                        if i_j < i_k and (mine[j] is None or mine[k] is None or mine[j] & mine[k])]
+            for k, (i_k, _spec) in enumerate(runs)}
+
+
 def _say_outcome(progress: Callable[[str], None], head: str, outcome: RunOutcome, result) -> None:
     """One run's line (status, time, materialisations, checks), and its failed steps' messages."""
     status = "ok" if outcome.success else "FAILED"
@@ -331,7 +491,10 @@ def _say_outcome(progress: Callable[[str], None], head: str, outcome: RunOutcome
     if not outcome.success:
         for ev in result.all_events:
             if ev.is_step_failure:
-                progress(f"      step {ev.step_key} failed: {ev.step_failure_data.error.message.strip()}")
+                error = ev.step_failure_data.error
+                while error.cause is not None:  # Dagster's wrapper first, the step's own exception last
+                    error = error.cause
+                progress(f"      step {ev.step_key} failed: {error.message.strip()}")
 
 
 def _quiet() -> None:

@@ -222,6 +222,7 @@ def run_steps(
     counts: dict[str, dict[str, float]] | None = None,
     handoff: Handoff | None = None,
     producer: str = "",
+    node_counts: dict[tuple[str, Cell], dict[str, float]] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Make the partitions ``run`` names (step name -> cells), streaming their calls like ``run_evaluation``.
 
@@ -239,7 +240,10 @@ def run_steps(
         env: the steps' environment (default: one built from ``config`` and ``load_split``).
         progress_every_s: also say, at most this often and once at the end, per step: calls planned,
             answered, from the cache, invalid, failed, cost so far and throughput (a Dagster run's log).
-        counts: filled with those figures per step (``PROGRESS_FIELDS``) when the run ends.
+        counts: filled with those figures per step (``PROGRESS_FIELDS``) as the run goes; a step's are
+            final when its last partition is made (``on_partition`` may read them then).
+        node_counts: the same per (step, cell), final when ``on_partition`` is called for it (the action
+            worker sends them, so each Dagster run sums its own partitions' calls).
         handoff, producer: the runs of one user action in this process (``pipeline/handoff.py``): a
             partition another of them promised is waited for and handed over, and each partition
             this run makes is handed to them as it is written; ``producer`` names this run there.
@@ -275,12 +279,13 @@ def run_steps(
     extra = sorted(active - set(pids))
     r = _Run(config, env, graph, gw, write, say, [*pids, *extra], streaming, splits, on_partition, handoff)
     r.progress_every_s = progress_every_s
+    if counts is not None:  # filled as the run goes: a step's figures are final once its last partition is made
+        r.counts = counts
+    r.node_counts = node_counts
     try:
         r.go()
     finally:
         r.cancel()
-        if counts is not None:
-            counts.update(r.counts)
         if progress_every_s is not None and r.counts:
             say(r.progress_line(final=True))
     if write:
@@ -331,6 +336,7 @@ class _Run:
         self.next_wave: dict[Node, list[PlannedCall]] = {}  # waves mode
         self.wave = 0
         self.counts: dict[str, dict[str, float]] = {}  # per step: planned, answered, cached, invalid, failed, cost
+        self.node_counts: dict[Node, dict[str, float]] | None = None  # the same per partition, when asked for
         self.progress_every_s: float | None = None
         self.started = time.monotonic()
         self.last_progress = self.started
@@ -393,15 +399,22 @@ class _Run:
             worked = True
         return worked
 
-    def _count(self, step: str, planned: int = 0, results: Iterable = ()) -> None:
-        c = self.counts.setdefault(step, dict.fromkeys(PROGRESS_FIELDS, 0))
-        c["planned"] += planned
+    def _count(self, node: Node, planned: int = 0, results: Iterable = ()) -> None:
+        c = self.counts.setdefault(node[0], dict.fromkeys(PROGRESS_FIELDS, 0))
+        mine = self.node_counts.setdefault(node, dict.fromkeys(PROGRESS_FIELDS, 0)) \
+            if self.node_counts is not None else None
+        add = dict.fromkeys(PROGRESS_FIELDS, 0)
+        add["planned"] = planned
         for res in results:
-            c["answered"] += 1
-            c["cached"] += bool(getattr(res, "cache_hits", 0)) and not getattr(res, "calls_made", 0)
-            c["invalid"] += getattr(res, "status", "ok") == "invalid"
-            c["failed"] += getattr(res, "status", "ok") == "failed"
-            c["cost_usd"] += float(getattr(res, "cost_usd", 0.0) or 0.0)
+            add["answered"] += 1
+            add["cached"] += bool(getattr(res, "cache_hits", 0)) and not getattr(res, "calls_made", 0)
+            add["invalid"] += getattr(res, "status", "ok") == "invalid"
+            add["failed"] += getattr(res, "status", "ok") == "failed"
+            add["cost_usd"] += float(getattr(res, "cost_usd", 0.0) or 0.0)
+        for field in PROGRESS_FIELDS:
+            c[field] += add[field]
+            if mine is not None:
+                mine[field] += add[field]
 
     def progress_line(self, final: bool = False) -> str:
         """One line per step with calls: what the run did so far (``progress_every_s``)."""
@@ -420,12 +433,12 @@ class _Run:
         known = [p for p in planned if p.failure is not None]  # failed at planning (calls.PlannedCall): not sent
         if known:
             answers = [failed_result(p) for p in known]
-            self._count(node[0], planned=len(known), results=answers)
+            self._count(node, planned=len(known), results=answers)
             self.calls[node].extend(known)
             self.results[node].update(zip((p.key for p in known), answers, strict=True))
             planned = [p for p in planned if p.failure is None]
         if planned:
-            self._count(node[0], planned=len(planned))
+            self._count(node, planned=len(planned))
         if not planned:
             self._assemble(node)
         elif not self.streaming:
@@ -448,7 +461,7 @@ class _Run:
         self.say(f"wave {self.wave}: {len(batch)} model calls for {', '.join(dict.fromkeys(s for s, _ in wave))}")
         results = run_calls(self.gw, batch)
         for node, planned in wave.items():
-            self._count(node[0], results=(results[p.key] for p in planned))
+            self._count(node, results=(results[p.key] for p in planned))
             self.calls[node].extend(planned)
             self.results[node].update((p.key, results[p.key]) for p in planned)
             self._round_done(node)
@@ -465,7 +478,7 @@ class _Run:
             node, part = self.flight.pop(fut)
             self.backlog -= len(part)
             answers = fut.result()
-            self._count(node[0], results=answers)
+            self._count(node, results=answers)
             self.results[node].update(zip((p.key for p in part), answers, strict=True))
             self.chunks[node] -= 1
             if self.chunks[node] == 0:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import threading
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -62,3 +64,20 @@ def run_everything(defs, instance, cfg, **kw) -> list[launch.RunOutcome]:
     launch.register_personalities(instance, str(cfg.corpus))
     specs = launch.plan_runs(defs, instance, cfg.methods, **kw)
     return launch.execute(defs, instance, specs, progress=lambda _m: None)
+
+
+def read_until(proc: subprocess.Popen, marker: str) -> tuple[list[str], threading.Event, threading.Thread]:
+    """Read ``proc``'s output in a thread: (the lines so far, set once a line holds ``marker``, the thread)."""
+    lines: list[str] = []
+    seen = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if marker in line:
+                seen.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return lines, seen, reader

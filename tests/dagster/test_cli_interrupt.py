@@ -1,17 +1,20 @@
-"""Ctrl-C on `interviewsim run --overlap` while its stage runs go side by side: every run stops, the command says
-it was interrupted and how to resume, and exits with its own code (130); a rerun resumes and finishes."""
+"""Ctrl-C on `interviewsim run` while its stage runs go side by side (with the calls in its worker process, the
+default, or in the runs, `--overlap`): every run stops, the command says it was interrupted and how to resume, and
+exits with its own code (130); a rerun resumes and finishes."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
+import pytest
 import yaml
+from dg_helpers import read_until
 
 from interviewsim_cli.outcome import EXIT_INTERRUPTED
 
@@ -20,35 +23,25 @@ SAMPLE = REPO / "interviewsim_core" / "sample_corpus"
 CLI = Path(sys.executable).parent / "interviewsim"
 
 
-def _start(cfg: Path, home: Path) -> subprocess.Popen:
+def _start(cfg: Path, home: Path, *flags: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWSIM_")}
     env["DAGSTER_HOME"] = str(home)
     return subprocess.Popen(
         [str(CLI), "run", "--config", str(cfg), "--yes", "--personalities", "SYN_AUERLUND,SYN_KAVANEK",
-         "--methods", "simple,chrono-100", "--overlap"],
+         "--methods", "simple,chrono-100", *flags],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         # A shell without job control starts background commands with SIGINT ignored: undo that.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
-def test_ctrl_c_stops_every_run_says_so_without_a_traceback_and_a_rerun_finishes(tmp_path):
+@pytest.mark.parametrize("flags", [(), ("--overlap",)], ids=["worker", "overlap"])
+def test_ctrl_c_stops_every_run_says_so_without_a_traceback_and_a_rerun_finishes(tmp_path, flags):
     offline = {"model": "offline/extractive"}
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text(yaml.safe_dump({"corpus": str(SAMPLE), "data_root": str(tmp_path / "data"), "generator": offline,
                                    "builder": offline, "premise_judge": offline, "judges": [offline]}))
-    proc = _start(cfg, tmp_path / "home")
-    lines: list[str] = []
-    started = threading.Event()
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append(line)
-            if "personality_method_assets [" in line:
-                started.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
+    proc = _start(cfg, tmp_path / "home", *flags)
+    lines, started, reader = read_until(proc, "personality_method_assets [")
     try:
         assert started.wait(300), "".join(lines)
         time.sleep(3)  # the runs side by side are making partitions now
@@ -68,8 +61,13 @@ def test_ctrl_c_stops_every_run_says_so_without_a_traceback_and_a_rerun_finishes
     # traceback is not asserted absent here.
     assert out.count("interrupted: the partitions that finished are written") == 1, out
     assert stopped_in < 120
+    worker = re.search(r"one worker process \(pid (\d+)\)", out)
+    assert (worker is not None) == (not flags), out
+    if worker is not None:  # the worker cancelled its calls and ended with the command
+        assert not Path(f"/proc/{worker.group(1)}").exists() or \
+            Path(f"/proc/{worker.group(1)}/stat").read_text().split()[2] == "Z"
 
-    rerun = _start(cfg, tmp_path / "home")
+    rerun = _start(cfg, tmp_path / "home", *flags)
     out2, _ = rerun.communicate(timeout=900)
     assert rerun.returncode == 0, out2
     assert "summary: " in out2 and "exit code 0" in out2

@@ -287,8 +287,10 @@ def test_invalid_outputs_above_the_threshold_exit_6_and_are_counted(tiny_corpus,
     from interviewsim_dagster import resources
 
     monkeypatch.setattr(resources, "_gateway_for", lambda *_a: Gateway(cache=None, faults=FaultSpec(malformed_rate=1.0)))
+    # --in-process: the patched gateway is this process's; a worker process would build its own.
     result = _run_cli(["run", "--corpus", str(tiny_corpus), "--data-root", str(tmp_path / "data"), "--methods",
-                       "simple", "--assets", "heldout_split,atomic_items", *OFFLINE], tmp_path / "home", monkeypatch)
+                       "simple", "--assets", "heldout_split,atomic_items", "--in-process", *OFFLINE], tmp_path / "home",
+                      monkeypatch)
     assert result.exit_code == EXIT_INVALID_OUTPUTS, result.output
     assert "atomic_items: " in result.output and " invalid of " in result.output
     assert "check failed: atomic_items:invalid_output_rate_under_threshold" in result.output
@@ -301,8 +303,8 @@ def test_a_failed_asset_check_exits_5(tiny_corpus, tmp_path, monkeypatch):
     real = generation.assemble_generations
     monkeypatch.setattr(generation, "assemble_generations", lambda planned, results: real(planned, results).iloc[1:])
     result = _run_cli(["run", "--corpus", str(tiny_corpus), "--data-root", str(tmp_path / "data"), "--methods",
-                       "simple", "--personalities", "TINY_ALDER", "--assets", "heldout_split,generations", *OFFLINE],
-                      tmp_path / "home", monkeypatch)
+                       "simple", "--personalities", "TINY_ALDER", "--assets", "heldout_split,generations", "--in-process",
+                       *OFFLINE], tmp_path / "home", monkeypatch)  # the patch is in this process, not a worker's
     assert result.exit_code == EXIT_CHECKS_FAILED, result.output
     assert "check failed: generations:one_generation_per_heldout_question" in result.output
 

@@ -1,0 +1,335 @@
+"""The calls of one ``interviewsim run`` in a worker process; the Dagster runs record what it makes.
+
+Why a second process: the client is bound by one Python interpreter, not by the provider (issue 21:
+the direct runner spent 234.7 s of CPU in 263.1 s of wall time at 20 personalities). In one process,
+Dagster's bookkeeping (an event per asset partition and per check verdict, run creation, metadata)
+is paid on the interpreter that also sends the calls: ``interviewsim run`` took 352.4 s of CPU,
+0.70 of the direct runner. Here the worker is the direct runner's scheduler (``runner.run_steps``)
+over every stage of the action at once, and the stage runs of the command's process wait for their
+partitions and record each one as the worker reports it, so the bookkeeping runs on the other core
+beside the calls instead of between them.
+
+What stays as Dagster users rely on:
+
+- **one materialisation per asset partition**: the stage runs are the same runs, recording the same
+  metadata (computed here from the written table, with its split version) and data versions;
+- **the selection and nothing else**: the worker makes exactly the nodes of the narrowed run specs;
+- **resumption**: the worker writes each partition atomically and every answer goes to the cache,
+  so a killed command (or worker) loses no paid call; the next run re-makes an unrecorded partition
+  from the cache;
+- **limits**: the worker's gateway bounds calls per model at the configured concurrency, as a run's
+  does. Pools bound runs; the command uses the worker only when no other run of the instance is in
+  progress (``launch.execute``), so it never runs beside a run its pools would have made it wait for.
+
+The worker is a ``spawn`` process (a fork of a process holding Dagster's threads and SQLite
+connections is not safe); it dies with the command (it watches its parent) and stops on Ctrl-C like
+the direct runner, cancelling its calls in flight.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import os
+import pickle
+import queue
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from interviewsim_core.pipeline.handoff import BrokenPromise, Handoff, Node
+from interviewsim_core.pipeline.steps import Cell
+
+WORKER_TAG = "interviewsim/worker"
+"""Run tag: the name of the action worker (in the command's process) that makes this run's partitions."""
+WORKER = "worker"
+"""The producer name of every node on an action's board."""
+STOP_GRACE_S = 20.0
+"""How long a stopped worker gets to cancel its calls and end before it is killed."""
+
+
+@dataclass
+class Report:
+    """What the worker says of one partition it wrote: its metadata, and its calls (``runner.PROGRESS_FIELDS``:
+    planned, answered, cached, ...; ``None`` for a step that calls no model), which each run sums into its
+    steps' totals."""
+
+    meta: dict[str, Any]
+    counts: dict[str, float] | None = None
+
+
+@dataclass
+class ActionWorker:
+    """The command's side of a worker: its process, and the board its reports are delivered on."""
+
+    board: Handoff
+    process: Any
+    progress: str = ""
+    """The worker's latest progress line (calls answered per step), for the stage runs' logs."""
+    ended: str = ""
+    """How the worker ended, once it has: ``ok``, ``interrupted``, or its error."""
+    after: dict[str, list[str]] = field(default_factory=dict)
+    """Run token -> the runs of earlier stages whose materialisations must be stored before its own
+    (``order``)."""
+    _recorded: dict[str, threading.Event] = field(default_factory=dict, repr=False)
+    _reader: threading.Thread | None = field(default=None, repr=False)
+
+    def order(self, after: Mapping[str, Sequence[str]]) -> None:
+        """Runs side by side record in stage order where they share personalities.
+
+        Dagster reads a materialisation's inputs' data versions when it is stored: a P x M partition
+        recorded before its personality's split would read as made from no split, and show stale once
+        the split is recorded. So each run stores its materialisations only after the runs it reads
+        from (``after``) have stored theirs; the runs are cut in matching blocks of personalities
+        (``launch._in_blocks``), so a block waits only for its own personalities' runs.
+        """
+        self.after = {k: list(v) for k, v in after.items()}
+        self._recorded = {k: threading.Event() for k in {*after, *(t for v in after.values() for t in v)}}
+
+    def wait_turn(self, token: str, interrupted: Callable[[], bool]) -> None:
+        """Return once every run ``token`` comes after has stored its materialisations (or ended)."""
+        for earlier in self.after.get(token, ()):
+            while not self._recorded[earlier].wait(0.5):
+                if interrupted():
+                    raise KeyboardInterrupt("interrupted while waiting for an earlier run to record")
+
+    def recorded(self, token: str) -> None:
+        """``token``'s run has stored its materialisations, or ended without them."""
+        if token in self._recorded:
+            self._recorded[token].set()
+
+    def report(self, node: Node) -> concurrent.futures.Future | None:
+        """The future of ``node``'s report (``None`` when the worker does not make it)."""
+        return self.board.awaited(node, reader="")
+
+    def stop(self) -> None:
+        """End the worker (Ctrl-C, or a stage run failed: nothing more is to be paid for), and wait for it."""
+        proc = self.process
+        if self._reader is not None:
+            self._reader.join(0.5)  # a worker that has said it ended is only exiting: no interrupt then
+        if proc.is_alive() and not self.ended:
+            os.kill(proc.pid, signal.SIGINT)  # it cancels its calls in flight and ends
+        proc.join(STOP_GRACE_S)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
+        if self._reader is not None:
+            self._reader.join(5)
+        self.board.settle(WORKER, self.ended or "the command stopped it")
+        with _ACTIVE_LOCK:
+            _ACTIVE.pop(self.board.name, None)
+
+    @property
+    def name(self) -> str:
+        return self.board.name
+
+
+_ACTIVE: dict[str, ActionWorker] = {}
+_ACTIVE_LOCK = threading.Lock()
+
+
+def find(name: str | None) -> ActionWorker | None:
+    """The worker of this process called ``name`` (a run's ``WORKER_TAG``): ``None`` in another process."""
+    with _ACTIVE_LOCK:
+        return _ACTIVE.get(name or "")
+
+
+def spawn() -> None:
+    """Start this process's next worker now, so it imports while the command plans (``start`` takes it).
+
+    The worker's imports (pandas, the step table, the gateway) take seconds; ``interviewsim run`` calls
+    this before it registers, plans and narrows its runs, so the first call is not delayed by them.
+    """
+    global _SPARE
+    with _ACTIVE_LOCK:
+        if _SPARE is None:
+            ctx = multiprocessing.get_context("spawn")
+            here, there = ctx.Pipe(duplex=True)
+            proc = ctx.Process(target=_main, name="interviewsim-action-worker", daemon=True, args=(there, os.getpid()))
+            proc.start()
+            there.close()
+            _SPARE = (proc, here)
+
+
+def discard() -> None:
+    """Stop a worker ``spawn`` started that no action took (the command ended before its runs)."""
+    global _SPARE
+    with _ACTIVE_LOCK:
+        spare, _SPARE = _SPARE, None
+    if spare is not None:
+        spare[1].close()  # the worker reads end-of-file and exits
+        spare[0].join(5)
+        if spare[0].is_alive():
+            spare[0].kill()
+
+
+_SPARE: tuple[Any, Any] | None = None
+
+
+def start(cfg, nodes: Mapping[str, Sequence[Cell]], files: Mapping[str, str], personalities: Sequence[str],
+          methods: Sequence[str]) -> ActionWorker:
+    """Give a worker (``spawn``'s, else a new one) ``nodes`` to make (step name -> cells); its reports
+    arrive on the returned worker's board."""
+    global _SPARE
+    spawn()
+    with _ACTIVE_LOCK:
+        (proc, conn), _SPARE = _SPARE, None
+    board = Handoff()
+    plain = {step: [tuple(c) for c in cells] for step, cells in nodes.items() if cells}
+    board.promise(WORKER, [(step, Cell(*c)) for step, cells in plain.items() for c in cells])
+    conn.send((cfg.model_dump_json(), plain, dict(files), list(personalities), list(methods)))
+    worker = ActionWorker(board, proc)
+    worker._reader = threading.Thread(target=_read, args=(worker, conn), name="interviewsim-worker-reports",
+                                      daemon=True)
+    worker._reader.start()
+    with _ACTIVE_LOCK:
+        _ACTIVE[board.name] = worker
+    return worker
+
+
+def _read(worker: ActionWorker, receive) -> None:
+    """Deliver the worker's reports until it ends; then break every promise it did not keep."""
+    why = "the worker process ended without a word (killed?)"
+    try:
+        while True:
+            try:
+                kind, *rest = receive.recv()
+            except (EOFError, OSError):
+                break
+            if kind == "done":
+                step, cell, report = rest
+                worker.board.deliver((step, Cell(*cell)), report)
+            elif kind == "progress":
+                worker.progress = rest[0]
+            elif kind == "end":
+                why = rest[0]
+                break
+    finally:
+        worker.ended = why
+        worker.board.settle(WORKER, f"the action's worker ended: {why}")
+
+
+def wait_for(worker: ActionWorker, nodes: Sequence[Node], record: Callable[[Node, Report], None],
+             log: Callable[[str], None], every_s: float, interrupted: Callable[[], bool] = lambda: False) -> None:
+    """Hand each of ``nodes`` to ``record`` as soon as the worker reports it, in the order they finish.
+
+    Raises:
+        BrokenPromise: the worker ended without making one of them (its error is in the message).
+        KeyboardInterrupt: ``interrupted()`` became true.
+    """
+    futures: dict[concurrent.futures.Future, Node] = {}
+    for node in nodes:
+        fut = worker.report(node)
+        if fut is None:
+            raise BrokenPromise(f"{node[0]} {'/'.join(v for v in node[1] if v)} is not one of the partitions this "
+                                "action's worker makes")
+        futures[fut] = node
+    pending = set(futures)
+    last = time.monotonic()
+    while pending:
+        if interrupted():
+            raise KeyboardInterrupt("interrupted while waiting for the action's worker")
+        finished, pending = concurrent.futures.wait(pending, timeout=0.5,
+                                                    return_when=concurrent.futures.FIRST_COMPLETED)
+        for fut in finished:
+            record(futures[fut], fut.result())
+        if time.monotonic() - last >= every_s:
+            last = time.monotonic()
+            log(f"{len(futures) - len(pending)}/{len(futures)} partitions of this run written by the action's worker; "
+                f"worker: {worker.progress or 'starting'}")
+
+
+# -- the worker process ---------------------------------------------------------------------------
+
+def _main(conn, parent: int) -> None:
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    # What every job needs, imported while the command is still planning (``spawn``).
+    import interviewsim_core.pipeline.runner  # noqa: F401
+    from . import engine, resources  # noqa: F401
+
+    try:
+        job = conn.recv()
+    except (EOFError, OSError, KeyboardInterrupt):
+        return  # ``discard``: no action took this worker
+
+    outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+
+    def post() -> None:
+        """Send in a thread of its own: while the command's interpreter is busy recording, the pipe can
+        fill up, and a blocked send would hold back the calls (it did: the scheduler waited on it)."""
+        while (data := outbox.get()) is not None:
+            try:
+                conn.send_bytes(data)
+            except (BrokenPipeError, OSError):
+                os._exit(1)  # the command is gone: nobody records what this would make
+
+    poster = threading.Thread(target=post, name="interviewsim-worker-post")
+    poster.start()
+
+    def say(*message: Any) -> None:
+        outbox.put(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+
+    try:
+        _work(*job, say)
+    except KeyboardInterrupt:
+        say("end", "interrupted")
+    except BaseException as exc:  # noqa: BLE001 - every error ends the worker and is told to the command
+        traceback.print_exc()  # to the command's terminal (standard error is shared); the runs get one line
+        first = str(exc).splitlines()[0][:500] if str(exc) else "no message"
+        say("end", f"{type(exc).__name__}: {first}")
+    else:
+        say("end", "ok")
+    finally:
+        outbox.put(None)
+        poster.join()
+
+
+def _watch_parent(parent: int) -> None:
+    """Die with the command (a ``kill -9`` of it leaves no worker paying for calls nobody records)."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
+
+
+def _work(cfg_json: str, nodes: dict[str, list[tuple]], files: dict[str, str], personalities: list[str],
+          methods: list[str], say: Callable[..., None]) -> None:
+    from interviewsim_core.pipeline.config import EvalConfig
+    from interviewsim_core.pipeline.runner import run_steps
+    from interviewsim_core.pipeline.steps import BY_NAME, StepEnv
+
+    from .engine import PROGRESS_EVERY_S, _load_split, _metadata
+    from .resources import configured_embedder, embedding_cache
+    from .versioning import SPLIT_VERSION, split_version
+
+    cfg = EvalConfig.model_validate_json(cfg_json)
+    run = {step: [Cell(*c) for c in cells] for step, cells in nodes.items()}
+    gateway = None
+    if any(BY_NAME[s].calls_models for s in run):
+        from interviewsim_core.factories import process_gateway
+
+        gateway = process_gateway(cfg.effective_cache_path, cfg.cache_url)
+    load = lambda pid: _load_split(files[pid])  # noqa: E731 - run_steps gives env its own window over it
+    env = StepEnv(cfg, load,
+                  embedder=lambda: configured_embedder(cfg.effective_embedding_model, cfg.effective_embedding_api_base),
+                  embedding_cache=embedding_cache(cfg))
+    per_node: dict[tuple[str, Cell], dict[str, float]] = {}
+    versions: dict[str, str] = {}
+
+    def done(step, cell: Cell, out: Any, inputs) -> None:
+        meta = _metadata(cfg, step, cell, out, inputs)
+        if cell.personality is not None:
+            if cell.personality not in versions:
+                versions[cell.personality] = split_version(env.split(cell.personality))
+            meta[SPLIT_VERSION] = versions[cell.personality]
+        mine = per_node.pop((step.name, cell), None)
+        say("done", step.name, tuple(cell), Report(meta, mine if step.calls_models else None))
+
+    run_steps(cfg, run, load, personalities, methods, gateway=gateway, write=True,
+              progress=lambda line: say("progress", line), keep=(), on_partition=done, env=env,
+              progress_every_s=PROGRESS_EVERY_S if gateway is not None else None, node_counts=per_node)
+    if gateway is not None and hasattr(gateway, "raise_for_cache_errors"):
+        gateway.raise_for_cache_errors()
