@@ -228,18 +228,24 @@ def wait_for(worker: ActionWorker, nodes: Sequence[Node], record: Callable[[Node
             raise BrokenPromise(f"{node[0]} {'/'.join(v for v in node[1] if v)} is not one of the partitions this "
                                 "action's worker makes")
         futures[fut] = node
-    pending = set(futures)
+    finished: queue.SimpleQueue[concurrent.futures.Future] = queue.SimpleQueue()
+    for fut in futures:  # a queue of finished futures, not ``wait`` over all pending ones each time: O(n)
+        fut.add_done_callback(finished.put)
+    left = len(futures)
     last = time.monotonic()
-    while pending:
+    while left:
         if interrupted():
             raise KeyboardInterrupt("interrupted while waiting for the action's worker")
-        finished, pending = concurrent.futures.wait(pending, timeout=0.5,
-                                                    return_when=concurrent.futures.FIRST_COMPLETED)
-        for fut in finished:
+        try:
+            fut = finished.get(timeout=0.5)
+        except queue.Empty:
+            fut = None
+        if fut is not None:
+            left -= 1
             record(futures[fut], fut.result())
         if time.monotonic() - last >= every_s:
             last = time.monotonic()
-            log(f"{len(futures) - len(pending)}/{len(futures)} partitions of this run written by the action's worker; "
+            log(f"{len(futures) - left}/{len(futures)} partitions of this run written by the action's worker; "
                 f"worker: {worker.progress or 'starting'}")
 
 
