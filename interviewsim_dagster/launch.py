@@ -223,19 +223,23 @@ def execute(
                 progress(f"[{i}/{len(specs)}] {planned.describe()}: up to date, skipped (--force re-runs it)")
                 continue
         for spec in runs:
-            progress(f"[{i}/{len(specs)}] {spec.describe()}")
-            t0 = time.perf_counter()
-            job = defs.resolve_job_def(spec.job)
-            result = job.execute_in_process(
-                instance=instance, asset_selection=list(spec.assets), tags={**(tags or {}), **range_tags(spec), **owner_tags()},
-                run_config=run_config, raise_on_error=False,
-            )
-            outcome = _outcome(spec, result, time.perf_counter() - t0)
-            outcomes.append(outcome)
-            _say_outcome(progress, "      ", outcome, result)
-            if not outcome.success:
+            outcomes.append(_run_in_turn(defs, instance, i, len(specs), spec, tags or {}, run_config, progress))
+            if not outcomes[-1].success:
                 return outcomes
     return outcomes
+
+
+def _run_in_turn(defs, instance, i: int, n: int, spec: RunSpec, tags: dict[str, str], run_config,
+                 progress) -> RunOutcome:
+    """One run in this process, said before and after (``[i/n] ...``, then its outcome)."""
+    progress(f"[{i}/{n}] {spec.describe()}")
+    t0 = time.perf_counter()
+    result = defs.resolve_job_def(spec.job).execute_in_process(
+        instance=instance, asset_selection=list(spec.assets), tags={**tags, **range_tags(spec), **owner_tags()},
+        run_config=run_config, raise_on_error=False)
+    outcome = _outcome(spec, result, time.perf_counter() - t0)
+    _say_outcome(progress, "      ", outcome, result)
+    return outcome
 
 
 def _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_date: bool, tags: dict[str, str],
@@ -386,21 +390,29 @@ because a P x M block stores its materialisations only after its personalities' 
 def _in_blocks(spec: RunSpec, graph, people: Sequence[str], methods: Sequence[str]) -> list[RunSpec]:
     """``spec``, or for a per-personality or P x M run, up to ``WORKER_BLOCKS`` runs over consecutive blocks of
     its personalities."""
-    from . import freshness
     from .defs.corpus.partitions import dims_of
 
     if spec.job not in (PERSONALITY_JOB, PERSONALITY_METHOD_JOB) or spec.start is None:
         return [spec]
     pdef = graph.get(spec.assets[0]).partitions_def
     first, last = dims_of(pdef, spec.start), dims_of(pdef, spec.end or spec.start)
-    persons = list(dict.fromkeys(dims_of(pdef, k)[PERSONALITY]
-                                 for k in freshness.spec_partitions(spec, graph, people, methods)))
+    persons = list(dict.fromkeys(c.personality for c in _spec_cells(spec, graph, people, methods)))
     n = -(-len(persons) // WORKER_BLOCKS)  # personalities per block, rounded up
     blocks = [persons[i:i + n] for i in range(0, len(persons), n)]
     if METHOD not in first:
         return [RunSpec(spec.job, spec.assets, b[0], b[-1]) for b in blocks]
     return [RunSpec(spec.job, spec.assets, str(pxm_key(b[0], first[METHOD])), str(pxm_key(b[-1], last[METHOD])))
             for b in blocks]
+
+
+def _spec_cells(spec: RunSpec, graph, people: Sequence[str], methods: Sequence[str]) -> list[Cell]:
+    """The cells (personality, method) a spec covers, in run order (``[Cell()]`` when unpartitioned)."""
+    from . import freshness
+    from .defs.corpus.partitions import dims_of
+
+    pdef = graph.get(spec.assets[0]).partitions_def
+    return [Cell() if k is None else Cell(**dims_of(pdef, k))
+            for k in freshness.spec_partitions(spec, graph, people, methods)]
 
 
 def _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to_date: bool, tags: dict[str, str],
@@ -415,8 +427,7 @@ def _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to
     outcome (a failed run's partitions are not to be paid for by a worker nobody waits on); Ctrl-C
     stops both.
     """
-    from . import action_worker, freshness
-    from .defs.corpus.partitions import dims_of
+    from . import action_worker
     from .registration import scan_corpus
 
     people = list(instance.get_dynamic_partitions(PERSONALITY))
@@ -428,10 +439,8 @@ def _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to
     valid = scan_corpus(str(cfg.corpus)).valid
     nodes: dict[str, list] = {}
     for _i, spec in runs:
-        pdef = graph.get(spec.assets[0]).partitions_def
-        keys = freshness.spec_partitions(spec, graph, people, methods)
-        cells = [Cell() if k is None else Cell(**dims_of(pdef, k)) for k in keys]
-        cells = [c for c in cells if c.personality is None or c.personality in valid]  # the run refuses the rest
+        cells = [c for c in _spec_cells(spec, graph, people, methods)
+                 if c.personality is None or c.personality in valid]  # the run refuses the rest
         for asset in spec.assets:
             nodes.setdefault(asset.to_user_string(), []).extend(cells)
     files = {p: valid[p] for p in {c.personality for cs in nodes.values() for c in cs} if p is not None}
@@ -446,14 +455,8 @@ def _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to
                                            split_versions, graph, methods, runs=runs, worker=worker)
         else:  # dagster.yaml configures log handlers (``can_overlap``): the runs go in turn
             for i, spec in runs:
-                progress(f"[{i}/{len(specs)}] {spec.describe()}")
-                t0 = time.perf_counter()
-                result = defs.resolve_job_def(spec.job).execute_in_process(
-                    instance=instance, asset_selection=list(spec.assets),
-                    tags={**tags, **range_tags(spec), **owner_tags(), action_worker.WORKER_TAG: worker.name},
-                    run_config=run_config, raise_on_error=False)
-                outcomes.append(_outcome(spec, result, time.perf_counter() - t0))
-                _say_outcome(progress, "      ", outcomes[-1], result)
+                outcomes.append(_run_in_turn(defs, instance, i, len(specs), spec,
+                                             {**tags, action_worker.WORKER_TAG: worker.name}, run_config, progress))
                 if not outcomes[-1].success:
                     break
     finally:
@@ -466,14 +469,10 @@ def _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to
 def _recording_order(runs: Sequence[tuple[int, RunSpec]], tokens: Sequence[str], graph, people: Sequence[str],
                      methods: Sequence[str]) -> dict[str, list[str]]:
     """Run token -> the tokens of the runs of earlier stages sharing a personality with it (``ActionWorker.order``)."""
-    from . import freshness
-    from .defs.corpus.partitions import dims_of
-
     def persons(spec: RunSpec) -> set[str] | None:  # None: unpartitioned, reads every personality
         if spec.start is None:
             return None
-        pdef = graph.get(spec.assets[0]).partitions_def
-        return {dims_of(pdef, k)[PERSONALITY] for k in freshness.spec_partitions(spec, graph, people, methods)}
+        return {c.personality for c in _spec_cells(spec, graph, people, methods)}
 
     mine = [persons(spec) for _i, spec in runs]
     return {tokens[k]: [tokens[j] for j, (i_j, _s) in enumerate(runs)
