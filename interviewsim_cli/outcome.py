@@ -2,7 +2,7 @@
 
 A run that "succeeded" while corpus files were refused, judges answered garbage or checks failed
 must not look like a clean run to a script (``interviewsim run && publish``). The codes, documented
-in README "Troubleshooting", are ordered by severity; when several apply the smallest wins:
+in docs/TROUBLESHOOTING.md, are ordered by severity; when several apply the smallest wins:
 
 ====  =====================================================================================
 0     everything ran; no file refused, every check passed

@@ -161,7 +161,7 @@ def automation(step: Step, cfg: EvalConfig) -> dg.AutomationCondition | None:
 
 STAGE_JOBS = {("P", 0): "personality_assets", ("PxM", 0): "personality_method_assets",
               ("P", 1): "personality_summary_assets", ("none", 0): "global_assets"}
-"""Stage -> the asset job that holds it (``launch.JOB_ORDER``): the names the README and UI use."""
+"""Stage -> the asset job that holds it (``launch.JOB_ORDER``): the names docs/USER_GUIDE.md and the UI use."""
 
 
 @dataclass(frozen=True)

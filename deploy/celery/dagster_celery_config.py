@@ -1,6 +1,6 @@
 """Celery settings of the InterviewSim workers; ``dagster_celery.app`` imports this module by name.
 
-Start a worker with this folder on ``PYTHONPATH`` (see the README's deployment guide)::
+Start a worker with this folder on ``PYTHONPATH`` (see docs/CLUSTER.md, the deployment guide)::
 
     PYTHONPATH=deploy/celery celery -A dagster_celery.app worker -Q dagster --pool solo -n w1@%h
 

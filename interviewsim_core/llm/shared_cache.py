@@ -19,7 +19,7 @@ its rules, because they store the same ``CachedEntry`` under the same ``cache_ke
   ``REDIS_USERNAME``), PostgreSQL reads libpq's ``PGPASSWORD`` / ``~/.pgpass``. A URL that carries
   a password is refused, because the URL is part of the run configuration that Dagster shows.
 
-``make bench`` (``benchmarks/bench_cache.py``) measures get/put of the three backends; the README
+``make bench`` (``benchmarks/bench_cache.py``) measures get/put of the three backends; docs/CLUSTER.md
 records which shared backend it favours and why.
 
 Prompts are stored as the SQLite cache stores them before packing (``prompt_store.py``): a row

@@ -22,7 +22,7 @@ from ..llm.types import ModelConfig
 from .config import EvalConfig
 
 LOCAL_API_BASE = "http://127.0.0.1:8088/v1"
-"""Where ``deploy/local_model/serve_llama.py`` listens in the README's command."""
+"""Where ``deploy/local_model/serve_llama.py`` listens in docs/USER_GUIDE.md, "Local model"."""
 
 LOCAL_CONCURRENCY = 1
 LOCAL_MODEL_SETTINGS: dict[str, Any] = {"timeout_s": 900.0, "max_retries": 1, "max_reasks": 1}

@@ -4,7 +4,7 @@ Every server is a child process of the test session, listening on 127.0.0.1 only
 pid when the session ends, whatever happened (``loopback.running`` / ``Workers.stop``). The Dagster
 instance is configured by the repo's own ``deploy/dagster.yaml`` (Postgres from environment
 variables), the workers by ``deploy/celery/dagster_celery_config.py``, the evaluation by an
-``INTERVIEWSIM_CONFIG`` file, the way the README's deployment guide sets up a real cluster.
+``INTERVIEWSIM_CONFIG`` file, the way docs/CLUSTER.md sets up a real cluster.
 """
 
 from __future__ import annotations
