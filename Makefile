@@ -8,7 +8,7 @@ export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 # litellm from source (tens of seconds per import). Byte-code is compiled at install and may be cached.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install demo test test-distributed test-real-model bench ui clean
+.PHONY: install demo test test-integration test-distributed test-real-model bench ui clean
 
 $(STAMP): pyproject.toml
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -22,8 +22,18 @@ install: $(STAMP)
 demo: install
 	$(VENV)/bin/interviewsim demo
 
+# `make test`: the fast tests, on TEST_WORKERS pytest-xdist workers (a file stays on one worker, so its
+# module-scoped fixtures are built once). `make test-integration`: the tests that start a real
+# `dagster dev`, a browser or long subprocess runs (tests/conftest.py marks them `integration`), one at
+# a time, as their timing-sensitive waits expect. Together they are the whole suite but the two
+# targets below. pytest exits 5 when a selection holds no test; that is said, not a failure.
+TEST_WORKERS ?= 2
+NO_TESTS_OK = { rc=$$?; [ $$rc -eq 5 ] && echo "pytest: no test selected"; }
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m 'not integration and not distributed and not real_model' $(PYTEST_ARGS) || $(NO_TESTS_OK)
+
+test-integration: install
+	$(PY) -m pytest -q -m 'integration and not distributed and not real_model' $(PYTEST_ARGS) || $(NO_TESTS_OK)
 
 # PostgreSQL + Redis (Debian) + moto's S3 + two Celery workers, all started and stopped by the tests
 # themselves on 127.0.0.1; needs root (or the packages already installed) for apt-get.
