@@ -24,16 +24,16 @@ demo: install
 
 # `make test`: the fast tests, on TEST_WORKERS pytest-xdist workers (a file stays on one worker, so its
 # module-scoped fixtures are built once). `make test-integration`: the tests that start a real
-# `dagster dev`, a browser or long subprocess runs (tests/conftest.py marks them `integration`), one at
-# a time, as their timing-sensitive waits expect. Together they are the whole suite but the two
-# targets below. pytest exits 5 when a selection holds no test; that is said, not a failure.
+# `dagster dev`, a browser or long subprocess runs (tests/conftest.py marks them `integration`), also on
+# workers: those tests mostly wait (daemon ticks, runs in their own processes), and a file's module-scoped
+# server is started once on its worker. Together they are the whole suite but the two targets below. pytest exits 5 when a selection holds no test; that is said, not a failure.
 TEST_WORKERS ?= 2
 NO_TESTS_OK = { rc=$$?; [ $$rc -eq 5 ] && echo "pytest: no test selected"; }
 test: install
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m 'not integration and not distributed and not real_model' $(PYTEST_ARGS) || $(NO_TESTS_OK)
 
 test-integration: install
-	$(PY) -m pytest -q -m 'integration and not distributed and not real_model' $(PYTEST_ARGS) || $(NO_TESTS_OK)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m 'integration and not distributed and not real_model' $(PYTEST_ARGS) || $(NO_TESTS_OK)
 
 # PostgreSQL + Redis (Debian) + moto's S3 + two Celery workers, all started and stopped by the tests
 # themselves on 127.0.0.1; needs root (or the packages already installed) for apt-get.
