@@ -20,6 +20,7 @@ import dagster as dg
 
 from interviewsim_core.pipeline.config import EvalConfig, check_retrieval_embedder
 from interviewsim_core.pipeline.config_files import last_run_note
+from interviewsim_core.pipeline.data_root_claims import config_identity
 from interviewsim_core.pipeline.steps import steps_for
 
 from .assets_support import CONFIG, CORPUS, LLM
@@ -49,7 +50,7 @@ def build_resources(cfg: EvalConfig) -> dict[str, object]:
         CONFIG: EvalConfigResource.from_config(cfg),
         CORPUS: CorpusResource(path=str(cfg.corpus)),
         LLM: GatewayResource(cache_path=str(cfg.effective_cache_path), cache_url=cfg.cache_url),
-        "io_manager": ParquetIOManager(data_root=str(cfg.data_root)),
+        "io_manager": ParquetIOManager(data_root=str(cfg.data_root), config_id=config_identity(cfg)),
     }
 
 

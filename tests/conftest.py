@@ -13,6 +13,8 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+pytest_plugins = ["leftover_processes"]  # the session fails naming any process it leaves behind
+
 _SHARED_MARKERS = ("shared corpus", "shared seeds", "shared/")
 
 
