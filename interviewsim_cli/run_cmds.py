@@ -43,6 +43,11 @@ def ensure_dagster_home() -> Path:
         tmp = home / ".dagster.yaml.tmp"
         shutil.copyfile(src, tmp)
         os.replace(tmp, home / "dagster.yaml")
+    elif src.is_file() and "compute_logs:" not in (home / "dagster.yaml").read_text(errors="replace"):
+        # An instance made before issue 33 keeps Dagster's tail -F step-log capture (docs/DESIGN.md).
+        typer.echo(f"warning: {home / 'dagster.yaml'} has no compute_logs section: Dagster's default step-log "
+                   "capture starts `tail -F` processes that can outlive this command and hold its output; "
+                   f"copy the compute_logs section of {src} into it", err=True)
     return home
 
 

@@ -88,7 +88,9 @@ def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = 
                 target=dg.AssetSelection.all(),
                 default_status=dg.DefaultSensorStatus.RUNNING,
                 minimum_interval_seconds=cfg.automation_interval_s,
-                description="Evaluates every asset's automation condition: new personalities, judge changes."
+                description="Evaluates every asset's automation condition: new personalities, judge changes. "
+                "While a run of another configuration (an `interviewsim run` with other settings) writes the data "
+                "root, the runs this sensor launches refuse to start, naming that run on their run page."
                 + (f" NOTE: {note}" if note else ""),
             ),
         ],

@@ -5,11 +5,13 @@ and ``interviewsim run`` in sessions of their own (so they can be stopped by gro
 start can outlive them: Dagster's ``tail -F`` compute-log copiers did, 130 of them. So a process
 left behind is found three ways, since it may have been re-parented and moved to another session:
 
-- a descendant of this pytest process, still below it;
-- a process of pytest's own session started after pytest (a re-parented grandchild that kept it);
+- a descendant of this pytest process, still below it (but Python's own ``multiprocessing`` resource
+  tracker, which ends when pytest does);
 - a process whose environment carries ``MARKER=<pytest's pid>``, set here at the session's start and
   inherited by everything the tests start, whatever session or parent it ends up in (a test that
   builds an environment from scratch drops it; such a test must stop its processes itself).
+
+Not "every process of pytest's session": other work started from the same shell shares it.
 
 At the session's end, after a short grace for processes still exiting, the leftovers are printed
 (pid and command line), killed (they are the session's own), and the session's exit status made
@@ -36,8 +38,6 @@ class Proc:
     pid: int
     ppid: int
     sid: int
-    start: int
-    state: str
 
     def command(self) -> str:
         try:
@@ -58,7 +58,7 @@ def processes() -> dict[int, Proc]:
         if fields[0] in ("Z", "X"):
             continue
         pid = int(stat.parent.name)
-        out[pid] = Proc(pid, int(fields[1]), int(fields[3]), int(fields[19]), fields[0])
+        out[pid] = Proc(pid, int(fields[1]), int(fields[3]))
     return out
 
 
@@ -72,17 +72,18 @@ def _has_marker(pid: int, value: bytes) -> bool:
 def leftovers(root: int) -> list[Proc]:
     """Processes that ``root`` (a pytest process) or anything it started left running, ``root`` excluded."""
     procs = processes()
-    me = procs.get(root)
-    if me is None:
-        return []
     below, frontier = set(), {root}
     while frontier:
         frontier = {p.pid for p in procs.values() if p.ppid in frontier} - below
         below |= frontier
     marker = f"{MARKER}={root}".encode()
-    found = [p for p in procs.values() if p.pid != root and (
-        p.pid in below or (p.sid == me.sid and p.start > me.start) or _has_marker(p.pid, marker))]
-    return sorted(found, key=lambda p: p.pid)
+    found = [p for p in procs.values() if p.pid != root and (p.pid in below or _has_marker(p.pid, marker))]
+    return sorted((p for p in found if not _interpreter_helper(p)), key=lambda p: p.pid)
+
+
+def _interpreter_helper(p: Proc) -> bool:
+    """Python's ``multiprocessing`` resource tracker of this pytest process: it ends when pytest does."""
+    return p.ppid == os.getpid() and "multiprocessing.resource_tracker" in p.command()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -114,10 +114,16 @@ def claim(data_root, config_id: str, writer: str) -> Iterator[Claim | None]:
     if others:
         raise ConfigError(refusal(data_root, config_id, others))
     mine = Claim(config_id=config_id, host=HOST, pid=os.getpid(), started=time.time(), writer=writer)
-    created = [d for d in (folder.parent, folder) if not d.exists()]  # removed again if left empty
-    folder.mkdir(parents=True, exist_ok=True)
+    new_root = not folder.parent.exists()  # removed again if left empty
     path = folder / f"{HOST}-{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
-    atomic_write_text(path, mine.model_dump_json())
+    for attempt in range(3):
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            atomic_write_text(path, mine.model_dump_json())
+            break
+        except FileNotFoundError:  # another writer's release removed the (then empty) folder just now
+            if attempt == 2:
+                raise
     try:
         # Two writers starting in the same instant both saw no other claim: the later one (by start
         # time) yields, so at most one configuration goes on.
@@ -127,8 +133,8 @@ def claim(data_root, config_id: str, writer: str) -> Iterator[Claim | None]:
         yield mine
     finally:
         path.unlink(missing_ok=True)
-        for d in reversed(created):  # a refused or empty run leaves the data root as it found it
+        for d in (folder, folder.parent) if new_root else (folder,):  # left as found; busy ones stay (OSError)
             try:
                 d.rmdir()
             except OSError:
-                pass
+                break
