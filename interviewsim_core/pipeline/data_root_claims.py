@@ -28,7 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..atomic_files import atomic_write_text
-from ..dataroot import is_local, local_path
+from ..dataroot import as_root, is_local, local_path
 from ..errors import ConfigError
 from ..processes import HOST, owner_gone
 
@@ -63,7 +63,8 @@ def config_identity(cfg) -> str:
 
 
 def _folder(data_root) -> Path | None:
-    return local_path(data_root) / CLAIMS_DIR if is_local(data_root) else None
+    root = as_root(data_root)  # a str (the IO manager's setting) as well as a Path or URL
+    return local_path(root) / CLAIMS_DIR if is_local(root) else None
 
 
 def live_claims(data_root) -> list[Claim]:

@@ -10,6 +10,7 @@ still work: the step's stdout/stderr files are under ``DAGSTER_HOME`` (what the 
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -21,7 +22,15 @@ from interviewsim_dagster.compute_logs import ThreadComputeLogManager
 
 def test_interviewsim_run_leaves_no_process_of_its_session(tmp_path):
     write_person(tmp_path / "corpus", PEOPLE[0])
-    env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "home"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    # A `tail` first on PATH that records each start and then is the real one: Dagster's default capture
+    # started two per step; whether they outlive the command depends on timing, their start does not.
+    shim, starts = tmp_path / "bin", tmp_path / "tail_starts.txt"
+    shim.mkdir()
+    real_tail = shutil.which("tail")
+    (shim / "tail").write_text(f'#!/bin/sh\necho "$@" >> {starts}\nexec {real_tail} "$@"\n')
+    (shim / "tail").chmod(0o755)
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "home"), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           "PATH": f"{shim}{os.pathsep}{os.environ.get('PATH', '')}"}
     env = {k: v for k, v in env.items() if not k.startswith("INTERVIEWSIM_")}
     result = run_cli(["run", "--corpus", str(tmp_path / "corpus"), "--data-root", str(tmp_path / "data"),
                       "--methods", "simple", "--generator", "offline/extractive", "--judges", "offline/extractive",
@@ -29,6 +38,7 @@ def test_interviewsim_run_leaves_no_process_of_its_session(tmp_path):
                       "--assets", "heldout_split,generations"], env=env, cwd=tmp_path, timeout_s=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert result.left == [], f"processes of `interviewsim run` outlived it: {result.left}"
+    assert not starts.exists(), f"step log capture started tail processes: {starts.read_text()}"
     logs = list((tmp_path / "home" / "storage").glob("*/compute_logs/*.complete"))
     assert logs, "no step's output was captured (the run page would have no logs)"
 

@@ -124,7 +124,8 @@ def run_cli(args: Sequence[str], *, env: dict[str, str], cwd: Path, timeout_s: f
     Output goes to files, so a grandchild that keeps the command's stdout/stderr (Dagster's ``tail
     -F`` did) cannot make the wait hang; the command runs in a session of its own, and whatever of
     that session is still alive once it exited is returned (``left``) and then killed, so the caller
-    can assert there was none and nothing outlives the test. On timeout the whole session is killed.
+    can assert there was none and nothing outlives the test (``LEFT_GRACE_S`` says what may end late).
+    On timeout the whole session is killed.
     """
     with tempfile.TemporaryDirectory(prefix="cli_out_") as tmp:
         out_path, err_path = Path(tmp) / "stdout", Path(tmp) / "stderr"
@@ -139,9 +140,24 @@ def run_cli(args: Sequence[str], *, env: dict[str, str], cwd: Path, timeout_s: f
             raise AssertionError(f"interviewsim {' '.join(args)} still running after {timeout_s:.0f} s; killed. "
                                  f"Output:\n{out_path.read_text(errors='replace')[-3000:]}"
                                  f"{err_path.read_text(errors='replace')[-3000:]}") from None
-        left = session_members(proc.pid)
+        left = wait_for_empty_session(proc.pid, LEFT_GRACE_S)
         _kill_session(proc.pid)
         return CliResult(code, out_path.read_text(errors="replace"), err_path.read_text(errors="replace"), left)
+
+
+LEFT_GRACE_S = 10.0
+"""How long a process of an exited command's session may take to end by itself (Python's multiprocessing
+resource tracker ends when it reads end of file from its exited parent) before it counts as left behind."""
+
+
+def wait_for_empty_session(sid: int, grace_s: float) -> list[tuple[int, str]]:
+    """The processes of session ``sid`` still alive after up to ``grace_s`` seconds (none: returns at once)."""
+    deadline = time.monotonic() + grace_s
+    left = session_members(sid)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = session_members(sid)
+    return left
 
 
 def _kill_session(sid: int) -> None:

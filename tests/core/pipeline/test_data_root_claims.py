@@ -31,7 +31,7 @@ def test_another_configuration_is_refused_while_one_writes_and_allowed_after(tmp
         with claim(root, "config-a", "Dagster run r1"):  # the same configuration: its own runs go on
             assert len(live_claims(root)) == 2
         with pytest.raises(ConfigError) as refused:
-            with claim(root, "config-b", "Dagster run r2"):
+            with claim(str(root), "config-b", "Dagster run r2"):  # as the IO manager names it: a str
                 pass
         assert "`interviewsim run` (configuration config-a" in str(refused.value)
         assert "another configuration" in str(refused.value)
