@@ -13,6 +13,7 @@ instance or with ``--save-ui-config`` (``pipeline/config_files.py`` says why).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import os
@@ -42,6 +43,11 @@ def ensure_dagster_home() -> Path:
         tmp = home / ".dagster.yaml.tmp"
         shutil.copyfile(src, tmp)
         os.replace(tmp, home / "dagster.yaml")
+    elif src.is_file() and "compute_logs:" not in (home / "dagster.yaml").read_text(errors="replace"):
+        # An instance made before issue 33 keeps Dagster's tail -F step-log capture (docs/DESIGN.md).
+        typer.echo(f"warning: {home / 'dagster.yaml'} has no compute_logs section: Dagster's default step-log "
+                   "capture starts `tail -F` processes that can outlive this command and hold its output; "
+                   f"copy the compute_logs section of {src} into it", err=True)
     return home
 
 
@@ -195,15 +201,24 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
     if unwritable:
         _fail("\n".join(unwritable), outcome.EXIT_ENVIRONMENT)
     _check_human_labels(cfg)
+    from interviewsim_core.errors import ConfigError
+    from interviewsim_core.pipeline.data_root_claims import claim, config_identity
     from interviewsim_dagster import action_worker
 
-    if not in_process and not overlap:
-        action_worker.spawn()  # it imports while this process registers and plans (``launch.execute`` gives it work)
-    try:
-        return _materialise_on(cfg, personalities, methods, assets, verbose, force, budget, save_ui_config, overlap,
-                               in_process)
-    finally:
-        action_worker.discard()
+    with contextlib.ExitStack() as held:
+        try:  # two configurations never write one data root interleaved (data_root_claims says why)
+            if held.enter_context(claim(cfg.data_root, config_identity(cfg), f"`interviewsim run` (pid {os.getpid()})")):
+                typer.echo(f"data root {cfg.data_root} is claimed by this run: runs of another configuration, the UI's "
+                           "automation included, refuse to start while this run writes it")
+        except ConfigError as exc:
+            _fail(f"not started: {exc}", outcome.EXIT_ENVIRONMENT)
+        if not in_process and not overlap:
+            action_worker.spawn()  # it imports while this process registers and plans (``launch.execute`` gives it work)
+        try:
+            return _materialise_on(cfg, personalities, methods, assets, verbose, force, budget, save_ui_config,
+                                   overlap, in_process)
+        finally:
+            action_worker.discard()
 
 
 def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: bool, budget: Budget | None,

@@ -20,6 +20,7 @@ import dagster as dg
 
 from interviewsim_core.pipeline.config import EvalConfig, check_retrieval_embedder
 from interviewsim_core.pipeline.config_files import last_run_note
+from interviewsim_core.pipeline.data_root_claims import config_identity
 from interviewsim_core.pipeline.steps import steps_for
 
 from .assets_support import CONFIG, CORPUS, LLM
@@ -49,7 +50,7 @@ def build_resources(cfg: EvalConfig) -> dict[str, object]:
         CONFIG: EvalConfigResource.from_config(cfg),
         CORPUS: CorpusResource(path=str(cfg.corpus)),
         LLM: GatewayResource(cache_path=str(cfg.effective_cache_path), cache_url=cfg.cache_url),
-        "io_manager": ParquetIOManager(data_root=str(cfg.data_root)),
+        "io_manager": ParquetIOManager(data_root=str(cfg.data_root), config_id=config_identity(cfg)),
     }
 
 
@@ -87,7 +88,9 @@ def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = 
                 target=dg.AssetSelection.all(),
                 default_status=dg.DefaultSensorStatus.RUNNING,
                 minimum_interval_seconds=cfg.automation_interval_s,
-                description="Evaluates every asset's automation condition: new personalities, judge changes."
+                description="Evaluates every asset's automation condition: new personalities, judge changes. "
+                "While a run of another configuration (an `interviewsim run` with other settings) writes the data "
+                "root, the runs this sensor launches refuse to start, naming that run on their run page."
                 + (f" NOTE: {note}" if note else ""),
             ),
         ],

@@ -19,13 +19,15 @@ written once for one partition or many.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
 import pandas as pd
 
 from interviewsim_core.dataroot import as_root, exists
+from interviewsim_core.pipeline.data_root_claims import claim
 from interviewsim_core.pipeline.storage import partition_path as _core_path
 from interviewsim_core.pipeline.storage import read_frame, write_frame
 
@@ -75,6 +77,20 @@ class ParquetIOManager(dg.ConfigurableIOManager):
     data_root: str
     """Directory or URL (``s3://bucket/prefix``, ``gs://``, ``file://``) of the Parquet tree; created on first
     write. Point it at shared storage (object storage) for multi-machine runs."""
+
+    config_id: str = ""
+    """Identity of the configuration whose runs write with this manager (``data_root_claims.config_identity``).
+    Each run holds a claim on ``data_root`` for it from resource set-up to the run's end, and a run refuses to
+    start, before any step, while a writer of another configuration (an ``interviewsim run`` with other flags)
+    holds one: two configurations never interleave their writes. Empty (tests building definitions by hand): no claim."""
+
+    @contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator["ParquetIOManager"]:
+        if not self.config_id:
+            yield self
+            return
+        with claim(self.data_root, self.config_id, f"Dagster run {context.run_id}"):
+            yield self
 
     def _path(self, context: dg.OutputContext | dg.InputContext, key: str | None) -> Path:
         pdef = context.asset_partitions_def if key is not None else None

@@ -22,6 +22,8 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+pytest_plugins = ["leftover_processes"]  # the session fails naming any process it leaves behind
+
 _SHARED_MARKERS = ("shared corpus", "shared seeds", "shared/")
 
 _TESTS = Path(__file__).resolve().parent

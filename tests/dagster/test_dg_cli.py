@@ -333,3 +333,23 @@ def test_an_unwritable_data_root_or_cache_is_one_line_naming_the_path(tiny_corpu
             assert str(blocker) in line or str(cache_dir) in line
     finally:
         cache_dir.chmod(0o700)
+
+
+def test_run_refuses_while_another_configuration_writes_the_data_root_and_says_it_claims_it(
+        tiny_corpus, tmp_path, monkeypatch):
+    from interviewsim_cli.outcome import EXIT_ENVIRONMENT
+    from interviewsim_core.pipeline.data_root_claims import claim
+
+    data = tmp_path / "data"
+    args = ["run", "--corpus", str(tiny_corpus), "--data-root", str(data), "--personalities", "TINY_ALDER",
+            "--methods", "simple", "--assets", "heldout_split", *OFFLINE]
+    with claim(data, "another-config", "`interviewsim run` (pid 1)"):
+        refused = _run_cli(args, tmp_path / "home", monkeypatch)
+    assert refused.exit_code == EXIT_ENVIRONMENT, refused.output
+    assert "not started: data root" in refused.output and "`interviewsim run` (pid 1)" in refused.output
+    assert "Traceback" not in refused.output
+    assert not (data / "heldout_split").exists()
+    done = _run_cli(args, tmp_path / "home", monkeypatch)
+    assert done.exit_code == 0, done.output
+    assert f"data root {data} is claimed by this run" in done.output
+    assert not (data / ".interviewsim_writers").exists(), "the claim goes with the command"

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from dg_helpers import PEOPLE, write_person
+from ui_harness import run_cli
 
 from interviewsim_core.llm.testing import FakeServerConfig
 from interviewsim_core.llm.testing_batch import FakeBatchServer
@@ -34,20 +32,14 @@ def _files_with(root: Path, needle: bytes) -> list[str]:
 
 
 def _run(tmp_path: Path, name: str, config: dict, assets: str | None = None) -> tuple[str, str]:
-    """``interviewsim run`` in a subprocess (its own session, killed whole if it outlives the timeout)."""
+    """``interviewsim run`` in a subprocess (its own session, waited for by pid: ``ui_harness.run_cli``)."""
     (tmp_path / f"{name}.yaml").write_text(json.dumps(config))
     env = {**os.environ, "OPENAI_API_KEY": KEY, "DAGSTER_HOME": str(tmp_path / "home")}
-    cmd = [str(Path(sys.executable).parent / "interviewsim"), "run", "--corpus", str(tmp_path / "corpus"),
-           "--data-root", str(tmp_path / "data"), "--config", str(tmp_path / f"{name}.yaml"),
-           "--personalities", PEOPLE[0], "--yes", *(["--assets", assets] if assets else [])]
-    proc = subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
-    try:
-        return proc.communicate(timeout=600)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    result = run_cli(["run", "--corpus", str(tmp_path / "corpus"), "--data-root", str(tmp_path / "data"),
+                      "--config", str(tmp_path / f"{name}.yaml"), "--personalities", PEOPLE[0], "--yes",
+                      *(["--assets", assets] if assets else [])], env=env, cwd=tmp_path, timeout_s=600)
+    assert result.left == [], f"processes of the run outlived it: {result.left}"
+    return result.stdout, result.stderr
 
 
 @pytest.mark.slow

@@ -24,14 +24,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 from dg_helpers import PEOPLE, write_person
-from ui_harness import BIN, REPO, DagsterUI, FakeModelServer, wait_for
+from ui_harness import REPO, DagsterUI, FakeModelServer, run_cli, wait_for
 
 from interviewsim_core.pipeline.storage import partition_path
 from interviewsim_dagster.definitions import AUTOMATION_SENSOR
@@ -117,10 +116,11 @@ def _write_config(world: dict, **changes) -> None:
 
 
 def _cli_run(world: dict, *args: str) -> str:
-    proc = subprocess.run([str(BIN / "interviewsim"), "run", "--config", str(world["config"]), *args],
-                          env=world["env"], cwd=world["tmp"], capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return proc.stdout
+    """``interviewsim run`` as a user runs it, waited for by pid (``run_cli``); nothing of it may outlive it."""
+    result = run_cli(["run", "--config", str(world["config"]), *args], env=world["env"], cwd=world["tmp"])
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert result.left == [], f"processes of the run outlived it: {result.left}"
+    return result.stdout
 
 
 @pytest.fixture(scope="module")
@@ -136,8 +136,8 @@ def world(tmp_path_factory):
         w = {"tmp": tmp, "corpus": corpus, "data": tmp / "data", "config": tmp / "interviewsim.yaml",
              "server": server, "env": env}
         _write_config(w)
-        subprocess.run([str(BIN / "interviewsim"), "register", "--corpus", str(corpus)], env=env, cwd=tmp,
-                       check=True, capture_output=True, timeout=300)
+        registered = run_cli(["register", "--corpus", str(corpus)], env=env, cwd=tmp, timeout_s=300)
+        assert registered.returncode == 0, registered.stderr
         with DagsterUI(env, cwd=tmp, log=tmp / "ui.log") as ui:
             w["ui"] = ui
             ui.set_sensor_running(AUTOMATION_SENSOR, False)

@@ -16,14 +16,13 @@ as the offline model, recording every request) serve the module; the tests run i
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 from dg_helpers import PEOPLE, write_person
-from ui_harness import BIN, REPO, DagsterUI, FakeModelServer, wait_for
+from ui_harness import REPO, DagsterUI, FakeModelServer, run_cli, wait_for
 
 from interviewsim_dagster.definitions import AUTOMATION_SENSOR
 
@@ -51,10 +50,10 @@ def _write_config(world: dict, **changes) -> None:
 
 def _cli_run(world: dict, *args: str) -> str:
     """``interviewsim run`` in its own process, as a user runs it (no gateway or cache state shared with us)."""
-    proc = subprocess.run([str(BIN / "interviewsim"), "run", "--config", str(world["config"]), *args],
-                          env=world["env"], cwd=world["tmp"], capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return proc.stdout
+    result = run_cli(["run", "--config", str(world["config"]), *args], env=world["env"], cwd=world["tmp"])
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert result.left == [], f"processes of the run outlived it: {result.left}"
+    return result.stdout
 
 
 def _wipe_cache(world: dict) -> None:

@@ -14,10 +14,12 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +89,84 @@ def descendants(pid: int) -> set[int]:
 def alive(pids: Iterable[int]) -> set[int]:
     procs = _processes()
     return {p for p in pids if p in procs and procs[p][1] != "Z"}
+
+
+def session_members(sid: int) -> list[tuple[int, str]]:
+    """(pid, command line) of every living process of session ``sid``."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid and fields[0] not in ("Z", "X"):
+            try:
+                cmd = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            except OSError:
+                cmd = "?"
+            out.append((int(stat.parent.name), cmd))
+    return out
+
+
+@dataclass
+class CliResult:
+    """What ``run_cli`` saw: exit code, output, and the processes of its session still alive when it exited."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    left: list[tuple[int, str]]
+
+
+def run_cli(args: Sequence[str], *, env: dict[str, str], cwd: Path, timeout_s: float = 900) -> CliResult:
+    """``interviewsim <args>`` as a user runs it, waited for by pid, never on a pipe (issue 33).
+
+    Output goes to files, so a grandchild that keeps the command's stdout/stderr (Dagster's ``tail
+    -F`` did) cannot make the wait hang; the command runs in a session of its own, and whatever of
+    that session is still alive once it exited is returned (``left``) and then killed, so the caller
+    can assert there was none and nothing outlives the test (``LEFT_GRACE_S`` says what may end late).
+    On timeout the whole session is killed.
+    """
+    with tempfile.TemporaryDirectory(prefix="cli_out_") as tmp:
+        out_path, err_path = Path(tmp) / "stdout", Path(tmp) / "stderr"
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            proc = subprocess.Popen([str(BIN / "interviewsim"), *args], env=env, cwd=cwd, stdout=out, stderr=err,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_session(proc.pid)
+            proc.wait()
+            raise AssertionError(f"interviewsim {' '.join(args)} still running after {timeout_s:.0f} s; killed. "
+                                 f"Output:\n{out_path.read_text(errors='replace')[-3000:]}"
+                                 f"{err_path.read_text(errors='replace')[-3000:]}") from None
+        left = wait_for_empty_session(proc.pid, LEFT_GRACE_S)
+        _kill_session(proc.pid)
+        return CliResult(code, out_path.read_text(errors="replace"), err_path.read_text(errors="replace"), left)
+
+
+LEFT_GRACE_S = 10.0
+"""How long a process of an exited command's session may take to end by itself (Python's multiprocessing
+resource tracker ends when it reads end of file from its exited parent) before it counts as left behind."""
+
+
+def wait_for_empty_session(sid: int, grace_s: float) -> list[tuple[int, str]]:
+    """The processes of session ``sid`` still alive after up to ``grace_s`` seconds (none: returns at once)."""
+    deadline = time.monotonic() + grace_s
+    left = session_members(sid)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = session_members(sid)
+    return left
+
+
+def _kill_session(sid: int) -> None:
+    """SIGKILL every process of session ``sid`` (what a test started there; the leader may be gone)."""
+    for pid, _ in session_members(sid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 class FakeModelServer:
