@@ -160,7 +160,10 @@ def _check_budget(cfg, personalities: list[str], methods, budget: Budget) -> dic
                "(per step: interviewsim plan)")
     limit = cfg.max_cost_usd
     if limit is not None and result.cost_usd > limit and not budget.yes:
-        over = f"the plan costs ${result.cost_usd:.2f}, more than max_cost_usd ${limit:.2f}"
+        from interviewsim_core.plan import usd_pair
+
+        cost, budget = usd_pair(result.cost_usd, limit)
+        over = f"the plan costs {cost}, more than max_cost_usd {budget}"
         if not _is_tty():
             _fail(f"{over}: not started; pass --yes to accept it, or raise --max-cost", outcome.EXIT_OVER_BUDGET)
         if not typer.confirm(f"{over}. Start anyway?", default=False):
