@@ -82,7 +82,11 @@ def _judge(value: object) -> str:
 
 
 def _float(value: object) -> float | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+    """A table cell for reading: empty when missing, rounded (``catalog.readable``: 1.112, not
+    1.111742424242424; 0.0, not -2.3e-19); the leaderboard's Parquet keeps full precision."""
+    from interviewsim_core.report.catalog import readable
+
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else readable(value)
 
 
 def leaderboard_table(board: pd.DataFrame) -> dg.TableMetadataValue:
