@@ -471,6 +471,10 @@ def demo(
             typer.echo(f"Report:        missing, expected at {report.html}", err=True)
             code = 1
         typer.echo("Open the UI:   make ui   (or .venv/bin/interviewsim ui), then http://127.0.0.1:3000")
+        from interviewsim_view.urls import explorer_command, explorer_url, report as report_page
+
+        typer.echo(f"Explorer:      {explorer_command(str(root))}, then {explorer_url()} "
+                   f"(the report at {explorer_url(path=report_page())})")
     raise typer.Exit(code)
 
 
