@@ -128,6 +128,10 @@ def report(
     if not_run:
         typer.echo("\nNot run: " + "; ".join(not_run))
     typer.echo(f"\nreport: {paths.html}\njson:   {paths.json}")
+    if out is None:  # the data root's own report, which the explorer serves
+        from interviewsim_view.urls import explorer_command, explorer_url, report as report_page
+
+        typer.echo(f"in the explorer: {explorer_url(path=report_page())} (start it: {explorer_command(str(data_root))})")
 
 
 def register(app: typer.Typer) -> None:

@@ -166,7 +166,10 @@ def _check_budget(cfg, personalities: list[str], methods, budget: Budget) -> dic
                "(per step: interviewsim plan)")
     limit = cfg.max_cost_usd
     if limit is not None and result.cost_usd > limit and not budget.yes:
-        over = f"the plan costs ${result.cost_usd:.2f}, more than max_cost_usd ${limit:.2f}"
+        from interviewsim_core.plan import usd_pair
+
+        cost, budget = usd_pair(result.cost_usd, limit)
+        over = f"the plan costs {cost}, more than max_cost_usd {budget}"
         if not _is_tty():
             _fail(f"{over}: not started; pass --yes to accept it, or raise --max-cost", outcome.EXIT_OVER_BUDGET)
         if not typer.confirm(f"{over}. Start anyway?", default=False):
@@ -483,6 +486,10 @@ def demo(
             typer.echo(f"Report:        missing, expected at {report.html}", err=True)
             code = 1
         typer.echo("Open the UI:   make ui   (or .venv/bin/interviewsim ui), then http://127.0.0.1:3000")
+        from interviewsim_view.urls import explorer_command, explorer_url, report as report_page
+
+        typer.echo(f"Explorer:      {explorer_command(str(root))}, then {explorer_url()} "
+                   f"(the report at {explorer_url(path=report_page())})")
     raise typer.Exit(code)
 
 

@@ -157,8 +157,13 @@ the badge then agrees with the shipped sensor, which starts running. Stopping th
 (Automation page) is how to stop automation; the badge does not follow that."""
 
 
-def _turn_automation_badge_on(host: str, port: int, home: Path, timeout_s: float = 600.0) -> None:
-    """Send ``AUTOMATION_FLAG_MUTATION`` once our webserver answers (a daemon thread; gives up silently).
+LOCATIONS_QUERY = """{ workspaceOrError { ... on Workspace { locationEntries {
+    name loadStatus locationOrLoadError { __typename ... on PythonError { message causes { message } } } } } } }"""
+
+
+def _after_start(host: str, port: int, home: Path, timeout_s: float = 600.0) -> None:
+    """Once our webserver answers (a daemon thread; gives up silently): send ``AUTOMATION_FLAG_MUTATION``,
+    then say on this terminal whether each code location loaded (``_report_locations``).
 
     Only to a webserver serving this ``DAGSTER_HOME`` (its ``instance.info`` names the folder): if the
     port belongs to someone else's ``dagster dev``, its instance is left alone."""
@@ -169,9 +174,38 @@ def _turn_automation_badge_on(host: str, port: int, home: Path, timeout_s: float
             if str(home) not in info:
                 return
             _gql(host, port, AUTOMATION_FLAG_MUTATION)
-            return
+            break
         except (OSError, ValueError, KeyError, TypeError):
             time.sleep(2)
+    else:
+        return
+    _report_locations(host, port, deadline)
+
+
+def _report_locations(host: str, port: int, deadline: float) -> None:
+    """Print each code location's load outcome once it is known. Why: a location that fails to load (a
+    ConfigError of the UI's config, say) shows only on Dagster's Deployment page, and the asset catalog
+    silently loses its assets; the terminal that started the UI is where the user looks first."""
+    while time.monotonic() < deadline:
+        try:
+            entries = _gql(host, port, LOCATIONS_QUERY)["data"]["workspaceOrError"]["locationEntries"] or []
+        except (OSError, ValueError, KeyError, TypeError):
+            entries = []
+        if entries and all(e["loadStatus"] == "LOADED" for e in entries):
+            for e in entries:
+                loaded = e["locationOrLoadError"] or {}
+                if loaded.get("__typename") == "PythonError":
+                    # Dagster wraps the project's own error (its last cause) in "Error occurred during the
+                    # loading of Dagster definitions"; the cause is the reason a user can act on.
+                    causes = [c.get("message", "") for c in loaded.get("causes") or []]
+                    reason = (causes[-1] if causes else loaded.get("message", "")).strip()
+                    typer.echo(f"error: code location {e['name']!r} failed to load, so the UI shows none of its "
+                               f"assets or jobs. Reason:\n{reason}\nFix the config ({os.environ.get('INTERVIEWSIM_CONFIG') or 'INTERVIEWSIM_* variables'}), "
+                               f"then reload it on http://{host}:{port}/locations (Deployment page)", err=True)
+                else:
+                    typer.echo(f"code location {e['name']!r} loaded: http://{host}:{port}")
+            return
+        time.sleep(2)
 
 
 def _gql(host: str, port: int, query: str) -> dict:
@@ -214,7 +248,7 @@ def ui(
     typer.echo(f"UI data root: {env.get('INTERVIEWSIM_DATA_ROOT') or 'from the config file'}")
     typer.echo(" ".join(args))
     local = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
-    threading.Thread(target=_turn_automation_badge_on, args=(local, port, home), daemon=True).start()
+    threading.Thread(target=_after_start, args=(local, port, home), daemon=True).start()
     raise typer.Exit(supervise(args, env=env, cwd=home))
 
 

@@ -29,7 +29,7 @@ def view(
     import uvicorn
 
     from interviewsim_view.app import ViewConfig, create_app, data_root_problem
-    from interviewsim_view.urls import explorer_url
+    from interviewsim_view.urls import explorer_url, report
 
     problem = data_root_problem(data_root)
     if problem:
@@ -37,7 +37,8 @@ def view(
         raise typer.Exit(2)
     app = create_app(ViewConfig(data_root=data_root, labels=labels, cache=cache, blind=blind))
     typer.echo(f"InterviewSim explorer on {explorer_url(host, port)} (data root {app.state.store.label}; "
-               f"labels {app.state.labels_path or 'off: give --labels'}); Ctrl-C stops it")
+               f"labels {app.state.labels_path or 'off: give --labels'}; the report at "
+               f"{explorer_url(host, port, report())}); Ctrl-C stops it")
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 

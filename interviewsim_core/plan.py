@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict
 from .llm.types import CallRequest, ModelConfig
 
 __all__ = ["EXPECTED_COMPLETION_TOKENS", "PlanLine", "RunPlan", "completion_tokens", "mean_answer_tokens",
-           "plan_run"]
+           "plan_run", "usd_pair"]
 
 EXPECTED_COMPLETION_TOKENS: dict[str, int] = {
     "content_similarity": 90,
@@ -190,6 +190,25 @@ def completion_tokens(req: CallRequest, person_tokens: int) -> int:
     if expected is not None:
         return expected
     return max(1, person_tokens)
+
+
+def usd_pair(cost: float, limit: float) -> tuple[str, str]:
+    """A plan's cost and a budget as dollar texts a reader can compare: cents when they tell them apart,
+    more decimals until each non-zero amount shows two significant digits and the two texts differ.
+
+    Why: cents alone turn a $0.006071 plan over a $0.0001 limit into "$0.01 ... more than $0.00".
+    """
+    def text(value: float, decimals: int) -> str:
+        return f"${value:,.{decimals}f}"
+
+    def enough(value: float, decimals: int) -> bool:
+        return value == 0 or abs(value) >= 10 ** (1 - decimals)  # two significant digits shown
+
+    decimals = 2
+    while decimals < 12 and not (enough(cost, decimals) and enough(limit, decimals)
+                                 and text(cost, decimals) != text(limit, decimals)):
+        decimals += 1
+    return text(cost, decimals), text(limit, decimals)
 
 
 def has_price(model: ModelConfig) -> bool:

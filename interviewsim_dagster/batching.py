@@ -14,6 +14,8 @@ import dagster as dg
 import numpy as np
 import pandas as pd
 
+from interviewsim_core.report.catalog import readable
+
 
 FAILED_CALLS = "failed_calls"
 """Rows whose call got no answer: a partition with any is not up to date (``freshness.is_up_to_date``)."""
@@ -52,7 +54,7 @@ def table_metadata(df: pd.DataFrame, *, means: Sequence[str] = ()) -> dict[str, 
         if col in df.columns:
             values = pd.to_numeric(df[col], errors="coerce").dropna()
             if len(values):
-                meta[f"mean_{col}"] = float(values.mean())
+                meta[f"mean_{col}"] = readable(values.mean())
     meta["preview"] = preview_table(df)
     meta["preview_rows"] = f"{min(len(df), _PREVIEW_ROWS)} of {len(df)}"
     return meta
@@ -60,7 +62,8 @@ def table_metadata(df: pd.DataFrame, *, means: Sequence[str] = ()) -> dict[str, 
 
 def preview_table(df: pd.DataFrame, rows: int = _PREVIEW_ROWS) -> dg.TableMetadataValue:
     """The first rows as a table value (the asset page shows it inline, a markdown value needs a click);
-    numbers and booleans keep their type, text is cut to ``_PREVIEW_CELL`` characters."""
+    numbers and booleans keep their type, floats rounded for reading (``catalog.readable``; the Parquet
+    file keeps full precision), text is cut to ``_PREVIEW_CELL`` characters."""
     head = df.head(rows)
     kinds = {c: _kind(head[c]) for c in head.columns}
     records = [dg.TableRecord({str(c): _typed(v, kinds[c]) for c, v in zip(head.columns, values)})
@@ -85,7 +88,7 @@ def _typed(value: Any, kind: str) -> str | int | float | bool | None:
         return _cell(value)
     if value is None or pd.isna(value):
         return None
-    return {"bool": bool, "int": int, "float": float}[kind](value)
+    return {"bool": bool, "int": int, "float": readable}[kind](value)
 
 
 def preview_markdown(df: pd.DataFrame, rows: int = 10) -> str:

@@ -263,17 +263,24 @@ def _gate(context: dg.AssetExecutionContext, cfg: EvalConfig, selected: Sequence
     limit = cfg.max_cost_usd
     if limit is None or plan.cost_usd <= limit:
         return
+    from interviewsim_core.plan import usd_pair
+
+    cost, budget = usd_pair(plan.cost_usd, limit)
     approved = _float(context.run.tags.get(APPROVE_TAG))
     if approved is not None and plan.cost_usd <= approved + 1e-9:
-        context.log.info(f"plan ${plan.cost_usd:.2f} over max_cost_usd ${limit:.2f}, approved up to ${approved:.2f}")
+        context.log.info(f"plan {cost} over max_cost_usd {budget}, approved up to ${approved:g}")
         return
     need = math.ceil(plan.cost_usd * 100) / 100
+    # A refusal is an expected outcome, not a bug: one message saying what to do, the plan as the failure's
+    # metadata, and no retry (a retry policy would only refuse again). Dagster still attaches the stack of
+    # the raise to every step failure and copies it onto the run's failure event (docs/DESIGN.md).
     raise dg.Failure(
-        f"this run's plan costs ${plan.cost_usd:.2f} ({totals['to_send']:,} calls to send), more than max_cost_usd "
-        f"${limit:.2f}: not started, no model was called. To approve it, launch again with the run tag "
-        f"{APPROVE_TAG}={need:.2f} (Launchpad or backfill dialog: tags), or raise max_cost_usd in the configuration "
-        "and reload the code location.",
-        metadata={"plan_cost_usd": plan.cost_usd, "max_cost_usd": limit, "plan": dg.MetadataValue.md(plan.markdown())})
+        f"Refused by the budget gate: this run's plan costs {cost} ({totals['to_send']:,} calls to send), more "
+        f"than max_cost_usd {budget}. Not started, no model was called. To approve it, launch again with the run "
+        f"tag {APPROVE_TAG}={need:.2f} (Launchpad or backfill dialog: tags), or raise max_cost_usd in the "
+        "configuration and reload the code location.",
+        metadata={"plan_cost_usd": plan.cost_usd, "max_cost_usd": limit, "plan": dg.MetadataValue.md(plan.markdown())},
+        allow_retries=False)
 
 
 def _float(text: str | None) -> float | None:

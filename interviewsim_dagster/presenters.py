@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -82,7 +81,11 @@ def _judge(value: object) -> str:
 
 
 def _float(value: object) -> float | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+    """A table cell for reading: empty when missing, rounded (``catalog.readable``: 1.112, not
+    1.111742424242424; 0.0, not -2.3e-19); the leaderboard's Parquet keeps full precision."""
+    from interviewsim_core.report.catalog import readable
+
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else readable(value)
 
 
 def leaderboard_table(board: pd.DataFrame) -> dg.TableMetadataValue:
@@ -139,7 +142,18 @@ def _leaderboard(cfg: EvalConfig, cell: Cell, inputs: dict, df: pd.DataFrame) ->
     if tests.status == "ok":
         meta["paired_tests"] = paired_tests_table(tests.tables["paired_tests"])
     meta["report_tables"] = dg.MetadataValue.md(leaderboard_markdown(data))
+    meta.update(explorer_links(cfg))
     return meta
+
+
+def explorer_links(cfg: EvalConfig) -> dict[str, object]:
+    """The results explorer's address (the leaderboard with every row behind it) and the command that
+    starts it on this data root, for the asset pages a reader reaches first."""
+    from interviewsim_core.report.html import explorer_command
+    from interviewsim_view.urls import explorer_url
+
+    return {REPORT_VIEW_URL_KEY: dg.MetadataValue.url(explorer_url()),
+            "explorer_command": dg.MetadataValue.text(explorer_command(str(cfg.data_root)))}
 
 
 REPORT_VIEW_URL_KEY = "report_view"
@@ -147,16 +161,12 @@ REPORT_VIEW_URL_KEY = "report_view"
 package) beside ``report_url``; ``explorer_command`` says how to start it on this data root."""
 
 
-def _url_of(where) -> str:
-    """A local file as a ``file://`` URL; an object-store path (a UPath on ``s3://`` ...) is its URL already."""
-    return Path(where).resolve().as_uri() if isinstance(where, (str, Path)) else str(where)
-
-
 def report_metadata(data, paths) -> dict[str, object]:
     """What the UI shows for a report: a link to open it, where it is, which sections ran (and why not), the leaderboard.
 
-    ``report_url`` is a ``file://`` URL: the asset page renders a url value as a link (a path value
-    is copy-only text); a browser opens it when the UI runs on the machine holding the data root.
+    ``report_url`` is the explorer's ``/report`` page (``interviewsim view`` serves the data root's report):
+    the asset page renders a url value as a link, and a browser refuses a ``file://`` link from an http
+    page ("Not allowed to load local resource"); ``html`` keeps the file's path to copy.
     """
     from interviewsim_core.report import leaderboard_markdown
 
@@ -166,10 +176,10 @@ def report_metadata(data, paths) -> dict[str, object]:
         note = s.note.replace("|", "\\|") if s.status != "ok" else ""
         rows.append(f"| {s.title} | {s.status} | {note} |")
     from interviewsim_core.report.html import explorer_command
-    from interviewsim_view.urls import explorer_url
+    from interviewsim_view.urls import explorer_url, report
 
     return {
-        "report_url": dg.MetadataValue.url(_url_of(paths.html)),
+        "report_url": dg.MetadataValue.url(explorer_url(path=report())),
         "explorer_command": dg.MetadataValue.text(explorer_command(str(paths.html.parent.parent))),
         REPORT_VIEW_URL_KEY: dg.MetadataValue.url(explorer_url()),
         "html": dg.MetadataValue.path(str(paths.html)),

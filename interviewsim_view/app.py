@@ -87,7 +87,8 @@ def create_app(config: ViewConfig) -> Starlette:
                       has_board=store.has("leaderboard"))
 
     def question(request: Request) -> Response:
-        pid, qa = request.query_params.get("personality", ""), request.query_params.get("qa", "")
+        ids = _ids(request, "/q/", 2)
+        pid, qa = ids if ids else (request.query_params.get("personality", ""), request.query_params.get("qa", ""))
         data = pages.question(store, pid, qa)
         if data is None:
             raise HTTPException(404, f"no held-out question {qa!r} of personality {pid!r} under {store.label}")
@@ -121,7 +122,8 @@ def create_app(config: ViewConfig) -> Starlette:
         return render(request, "personalities.html.j2", people=pages.personalities(store))
 
     def personality(request: Request) -> Response:
-        pid = request.query_params.get("id", "")
+        ids = _ids(request, "/personality/", 1)
+        pid = ids[0] if ids else request.query_params.get("id", "")
         if not pid:
             return personality_index(request)
         data = pages.personality(store, pid)
@@ -151,6 +153,15 @@ def create_app(config: ViewConfig) -> Starlette:
         return render(request, "prompt.html.j2", key=key, entry=entry,
                       command=f"interviewsim cache show {key} --cache {cache_path}")
 
+    def report(request: Request) -> Response:
+        from interviewsim_core.pipeline.steps import report_paths
+
+        html = report_paths(store.root).html
+        if not html.exists():
+            raise HTTPException(404, f"no report at {html} yet: materialise the report asset, or run "
+                                     f"interviewsim report --data-root {store.label}")
+        return HTMLResponse(html.read_text(encoding="utf-8"))
+
     def labels_page(request: Request) -> Response:
         try:
             items = label_file.labels() if label_file else []
@@ -176,7 +187,7 @@ def create_app(config: ViewConfig) -> Starlette:
             await run_in_threadpool(label_file.save, label, str(form.get("reviewer", "")))
         except (LabelError, InputValidationError) as exc:
             raise HTTPException(400, f"label not saved: {exc}") from None
-        resp = RedirectResponse(f"{back}&saved={label.metric}", status_code=303)
+        resp = RedirectResponse(f"{back}?saved={label.metric}", status_code=303)
         resp.set_cookie("reviewer", " ".join(str(form.get("reviewer", "")).split())[:120], samesite="strict",
                         httponly=True)
         return resp
@@ -192,7 +203,9 @@ def create_app(config: ViewConfig) -> Starlette:
 
     routes = [
         Route("/", leaderboard), Route("/rows", rows), Route("/disagree", disagree),
-        Route("/q", question), Route("/personality", personality), Route("/premise", premise), Route("/prompt/{key}", prompt),
+        Route("/q", question), Route("/q/{ids:path}", question), Route("/personality", personality),
+        Route("/personality/{ids:path}", personality), Route("/premise", premise), Route("/prompt/{key}", prompt),
+        Route("/report", report),
         Route("/labels", labels_page, methods=["GET"]), Route("/labels", save_label, methods=["POST"]),
         Route("/labels.csv", labels_csv),
     ]
@@ -203,6 +216,22 @@ def create_app(config: ViewConfig) -> Starlette:
     app.state.store = store
     app.state.labels_path = labels_path
     return app
+
+
+def _ids(request: Request, prefix: str, n: int) -> list[str] | None:
+    """The ``n`` ids of a permalink path after ``prefix``, split on the raw path: the server decodes
+    ``%2F`` to ``/`` in ``path``, so an id holding ``/`` is only one segment before decoding."""
+    from urllib.parse import unquote
+
+    raw = request.scope.get("raw_path")
+    path = raw.decode("latin-1") if raw else request.url.path
+    path = path.split("?", 1)[0]
+    if not path.startswith(prefix):
+        return None
+    parts = path[len(prefix):].split("/")
+    if len(parts) != n or not all(parts):
+        raise HTTPException(404, f"{prefix}{'/'.join('<id>' for _ in range(n))} expected, got {path}")
+    return [unquote(p) for p in parts]
 
 
 def _int(value: str | None) -> int:

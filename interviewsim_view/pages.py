@@ -231,6 +231,8 @@ def browse(store: Store, f: Filters, blind: bool = False) -> dict[str, Any]:
         page = Page(rows[:PAGE_SIZE], f.page, len(rows) > PAGE_SIZE)
     if f.table in ("cs", "fc", "mcq") and page.rows:
         _attach_questions(store, page.rows)
+    if f.table in ("cs", "fc") and page.rows:
+        _attach_generated(store, page.rows)
     return {"spec": spec, "page": page, "filters": f}
 
 
@@ -275,6 +277,21 @@ def _attach_questions(store: Store, rows: list[dict[str, Any]]) -> None:
     text = {(g["personality_id"], g["qa_id"]): g["question"] for g in got}
     for r in rows:
         r.setdefault("question", text.get((r["personality_id"], r["qa_id"]), ""))
+
+
+def _attach_generated(store: Store, rows: list[dict[str, Any]]) -> None:
+    """The judged answer of each judgment on the page (what a Contradiction contradicts), from the
+    generation files of their personalities and methods only."""
+    files = sorted({p for r in rows for p in store.files("generations", r["personality_id"], r["method"])})
+    if not files:
+        return
+    got = store.query(f"SELECT personality_id, method, qa_id, generated FROM {store.scan('files')} "
+                      "WHERE personality_id = ANY($pids) AND qa_id = ANY($qas)",
+                      {"files": files, "pids": sorted({r["personality_id"] for r in rows}),
+                       "qas": sorted({r["qa_id"] for r in rows})})
+    text = {(g["personality_id"], g["method"], g["qa_id"]): g["generated"] for g in got}
+    for r in rows:
+        r.setdefault("generated", text.get((r["personality_id"], r["method"], r["qa_id"])))
 
 
 def disagree(store: Store, judge: str = "", personality_id: str = "", page: int = 0) -> dict[str, Any]:

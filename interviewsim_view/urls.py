@@ -2,7 +2,10 @@
 Dagster metadata all link through here, so a page's address is defined once).
 
 A URL holds everything its page shows (ids in the path, filters in the query string), never a
-session: pasted into a paper draft or an issue it opens the same rows on the same data root.
+session: pasted into a paper draft or an issue it opens the same rows on the same data root. An id
+is one percent-encoded path segment (``A/B`` is ``A%2FB``); the app splits the raw path, so such an id
+survives the server's decoding. The query forms ``/q?personality=&qa=`` and ``/personality?id=``
+(addresses printed before issue 33) stay as aliases.
 """
 
 from __future__ import annotations
@@ -12,10 +15,12 @@ from urllib.parse import quote, urlencode
 from interviewsim_core.report.html import explorer_command
 
 __all__ = ["explorer_command", "explorer_url", "leaderboard", "question", "rows", "personality", "personality_index", "premise",
-           "prompt", "disagree", "labels"]
+           "prompt", "disagree", "labels", "report", "DAGSTER_UI"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
+DAGSTER_UI = "http://127.0.0.1:3000"
+"""Where ``interviewsim ui`` serves Dagster by default (its ``--port`` 3000): the explorer's link back."""
 
 
 def explorer_url(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, path: str = "/") -> str:
@@ -37,9 +42,7 @@ def leaderboard(view: str | None = None) -> str:
 
 
 def question(personality_id: str, qa_id: str) -> str:
-    """Ids go in the query string, not the path: an id may hold ``/`` (``A/B`` is a valid personality),
-    which a path segment cannot carry through every server and proxy."""
-    return "/q?" + urlencode({"personality": personality_id, "qa": qa_id})
+    return f"/q/{_seg(personality_id)}/{_seg(qa_id)}"
 
 
 def rows(**filters: object) -> str:
@@ -53,7 +56,7 @@ def disagree(**filters: object) -> str:
 
 
 def personality(personality_id: str) -> str:
-    return "/personality?" + urlencode({"id": personality_id})
+    return f"/personality/{_seg(personality_id)}"
 
 
 def personality_index() -> str:
@@ -71,3 +74,9 @@ def prompt(cache_key: str) -> str:
 
 def labels() -> str:
     return "/labels"
+
+
+def report() -> str:
+    """The HTML report of the data root (``<data_root>/report/report.html``), served by the explorer: the
+    Dagster UI links here, since a browser refuses a ``file://`` link from an http page."""
+    return "/report"

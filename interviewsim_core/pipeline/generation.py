@@ -80,8 +80,8 @@ def plan_generations(
             "personality_id": pid, "method": spec.name, "qa_id": p.qa_id, "interview_id": p.interview_id,
             "question": p.question, "strategy": spec.strategy, "n_context_requested": ctx.n_requested,
             "n_context_used": ctx.n_used, "context_qa_ids": list(qa_ids),
-            # Profile characters in the prompt and ok/truncated/blank_profile (Wiki-Long cap, blank profiles).
-            "context_chars": ctx.profile_chars, "context_state": ctx.state,
+            # Context characters in the prompt (profile or example pairs) and ok/truncated/blank_profile.
+            "context_chars": ctx.context_chars, "context_state": ctx.state,
         }
         out.append(PlannedCall(("generations", pid, spec.name, p.qa_id), generator,
                                contract_request(generation, messages, item_id=p.qa_id), row))

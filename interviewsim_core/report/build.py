@@ -26,7 +26,7 @@ from ..pipeline.expected import bad_outputs, valid_inputs_reason
 from ..pipeline.tables import empty_frame
 from . import agreement, breakdowns, cost, leaderboard, mcq_analyses, overlap, paired
 from .validity import validity_table
-from .catalog import order_methods
+from .catalog import order_methods, readable
 from .loading import REPORT_TABLES, load_tables
 from .model import ReportData, Section
 
@@ -456,7 +456,7 @@ def leaderboard_markdown(report_data: ReportData, with_ci: bool = True) -> str:
                 judge = leaderboard.md_text(r.judge) if isinstance(r.judge, str) and r.judge else "n/a (MCQ: judge-independent)"
                 parts.append(f"| {leaderboard.md_text(r.method_a)} | {leaderboard.md_text(r.method_b)} | {judge} | "
                              f"{r.metric} | "
-                             f"{r.mean_difference:+.4f} | {r.p_value:.4f} |")
+                             f"{readable(r.mean_difference):+.4f} | {r.p_value:.4f} |")
     return "\n".join(parts)
 
 

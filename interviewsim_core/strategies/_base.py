@@ -124,8 +124,16 @@ class GenerationContext:
 
     @property
     def profile_chars(self) -> int:
-        """Characters of profile text in the prompt (the ``context_chars`` column; 0 without one)."""
+        """Characters of profile text in the prompt (0 without one)."""
         return len(self.profile_text or "")
+
+    @property
+    def context_chars(self) -> int:
+        """Characters of context in the prompt (the ``context_chars`` column): the profile's, or the example
+        pairs' questions and answers (retrieval and chronological methods; issue 33: their rows said 0)."""
+        if self.profile_text:
+            return len(self.profile_text)
+        return sum(len(p.question) + len(p.response) for p in self.examples)
 
 
 Question = tuple[str, str]

@@ -8,6 +8,8 @@ document is gone, answers that could not be cached.
 
 from __future__ import annotations
 
+import re
+
 import dagster as dg
 import pytest
 from dg_helpers import PEOPLE, make_config, run_everything
@@ -251,8 +253,15 @@ def test_the_budget_gate_refuses_an_over_budget_run_before_any_call_and_an_appro
         refused = job.execute_in_process(instance=instance, partition_key=PEOPLE[0], raise_on_error=False,
                                          asset_selection=selection)
         assert not refused.success and srv.requests == 0
-        message = next(ev for ev in refused.all_events if ev.is_step_failure).step_failure_data.error.message
+        failure = next(ev for ev in refused.all_events if ev.is_step_failure).step_failure_data
+        message = failure.error.message
         assert "max_cost_usd" in message and APPROVE_TAG in message
+        # Issue 33: both amounts readable (it said "$0.01 ... more than max_cost_usd $0.00"), an intentional
+        # refusal with the plan as its metadata, never retried.
+        assert re.search(r"plan costs \$0\.00\d+ \(\d+ calls to send\), more than max_cost_usd \$0\.00010\.",
+                         message), message
+        assert failure.user_failure_data.label == "intentional-failure"
+        assert {"plan_cost_usd", "max_cost_usd", "plan"} <= set(failure.user_failure_data.metadata)
         run = instance.get_run_by_id(refused.run_id)
         assert float(run.tags[PLAN_TAG_PREFIX + "calls"]) >= 1  # the plan is on the run's tags
         approved = job.execute_in_process(instance=instance, partition_key=PEOPLE[0], raise_on_error=False,

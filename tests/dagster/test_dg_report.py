@@ -13,6 +13,9 @@ from interviewsim_core.pipeline.storage import partition_path, read_frame
 from interviewsim_dagster import launch
 from interviewsim_dagster.definitions import build_definitions
 from interviewsim_core.pipeline.steps import report_paths
+from interviewsim_core.report.catalog import readable
+from interviewsim_view import urls
+from interviewsim_view.urls import explorer_url
 
 METHODS = "simple,chrono-100"
 SECTIONS = {"leaderboard", "paired_tests", "judge_agreement", "human_agreement", "ps_stability", "tag_breakdown", "validity",
@@ -114,7 +117,7 @@ def test_leaderboard_is_inline_as_a_table_with_every_row(small_run):
     rows = {(r.data["method"], r.data["judge"], r.data["metric"]): r.data for r in table.records}
     for r in common.itertuples():
         got = rows[(r.method, r.judge if isinstance(r.judge, str) else MCQ_JUDGE, r.metric)]
-        assert got["value"] == pytest.approx(r.value) and got["best"] == bool(r.best)
+        assert got["value"] == readable(r.value) and got["best"] == bool(r.best)  # rounded for reading (issue 33)
         assert got["coverage"] == f"{r.cells_valid}/{r.cells_expected} ({r.coverage * 100:.0f}%)"
         assert got["n_personalities"] == r.n_personalities
     assert {r.data["judge"] for r in table.records if r.data["metric"].startswith("mcq")} == {MCQ_JUDGE}
@@ -129,7 +132,11 @@ def test_report_is_a_link(small_run):
     meta = _latest(small_run["instance"], "report")
     url = meta["report_url"]
     assert isinstance(url, dg.UrlMetadataValue)
-    assert url.value == report_paths(small_run["cfg"].data_root).html.resolve().as_uri()
+    # The explorer serves the report: a browser refuses a file:// link from the UI's http page (issue 33).
+    assert url.value == explorer_url(path=urls.report()) == "http://127.0.0.1:8765/report"
+    assert meta["html"].value == str(report_paths(small_run["cfg"].data_root).html)
+    board = _latest(small_run["instance"], "leaderboard")
+    assert board["report_view"].value == explorer_url() and "interviewsim view --data-root" in board["explorer_command"].value
 
 
 def test_coverage_shows_the_cells_that_are_missing(small_run):

@@ -154,6 +154,15 @@ def test_materialize_all(world):
     _check_route(world, "materialize_all", {"assetSelection": keys, "allPartitions": True},
                  PER_CELL, CELLS, also={a: set(PEOPLE) for a in PER_PERSON})
     assert ui.materializations("leaderboard") and ui.materializations("report")
+    # The run count docs/DESIGN.md explains (issue 33: 15 runs where the README said four): at least 4 + M
+    # (plan; the personality stage; one P x M run per method, as Dagster ranges a 2-D subset per method;
+    # personality_scores; leaderboard + report), M more per daemon tick that found a stage partly written.
+    runs = ui.runs_of_backfill(TAGS["materialize_all"][0]["dagster/backfill"])
+    per_method = [r for r in runs if set(r["assets"]) & set(PER_CELL)]
+    assert len(runs) >= 4 + len((M1, M2)) and len(per_method) % len((M1, M2)) == 0, [r["assets"] for r in runs]
+    for r in per_method:  # each P x M run covers one method, every personality
+        start, end = r["tags"]["dagster/asset_partition_range_start"], r["tags"]["dagster/asset_partition_range_end"]
+        assert start.split("|")[0] == end.split("|")[0] and {start, end} == {f"{start.split('|')[0]}|{p}" for p in PEOPLE}
 
 
 def test_job_page_backfill_of_one_method_over_all_personalities(world):

@@ -14,7 +14,7 @@ import re
 import shutil
 from pathlib import Path
 
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pandas as pd
 import pytest
@@ -66,7 +66,7 @@ def test_explorer_walkthrough(server, view_root, tmp_path):
             rows = page.locator("#rows tbody tr.row")
             assert rows.count() > 0
             assert {t.strip() for t in page.locator("#rows tbody tr.row td:nth-child(2)").all_inner_texts()} == {"simple"}
-            scores = [int(t) for t in page.locator("#rows tbody tr.row td:nth-child(5)").all_inner_texts()]
+            scores = [int(t) for t in page.locator("#rows tbody tr.row td:nth-child(6)").all_inner_texts()]
             assert scores == sorted(scores), "the CS cell lists the lowest scores first"
 
             # Question view of the hostile question: the markup is text, nothing ran.
@@ -99,16 +99,17 @@ def test_explorer_walkthrough(server, view_root, tmp_path):
             page.goto(base + "/rows")
             page.locator("#filter-contradictions").click()
             page.wait_for_url(re.compile(r"table=fc"))
-            values = {t.strip() for t in page.locator("#rows tbody tr.row td:nth-child(5)").all_inner_texts()}
+            values = {t.strip() for t in page.locator("#rows tbody tr.row td:nth-child(6)").all_inner_texts()}
             assert values == {"Contradiction"}
+            # Issue 33: each Contradiction shows the answer it judged beside the judge's justification.
+            assert all(t.strip() for t in page.locator("#rows tbody tr.row td.generated").all_inner_texts())
             _shot(page, tmp_path, "contradictions")
             target = page.locator("#rows tbody tr.row a.qlink").first
             row = target.locator("xpath=ancestor::tr")
             method = row.locator("td:nth-child(2)").inner_text().strip()
             target.click()
-            page.wait_for_url(re.compile(r"/q\?"))
-            query = parse_qs(urlsplit(page.url).query)
-            label_pid, label_qa = query["personality"][0], query["qa"][0]
+            page.wait_for_url(re.compile(r"/q/"))
+            label_pid, label_qa = (unquote(s) for s in urlsplit(page.url).path.split("/")[2:4])
 
             # A human label: CS 2 for that method, saved with the reviewer's name.
             form = page.locator(f"section.method[data-method='{method}'] form[data-metric='cs']")

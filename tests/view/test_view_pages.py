@@ -67,7 +67,7 @@ def test_labels_in_the_agreement_csv_format(view_root, tmp_path):
     form = {"personality_id": PEOPLE[1], "qa_id": qa, "method": "simple", "metric": "fc", "value": "Neutral",
             "reviewer": "Ann"}
     saved = c.post("/labels", data=form, follow_redirects=False)
-    assert saved.status_code == 303 and saved.headers["location"] == urls.question(PEOPLE[1], qa) + "&saved=fc"
+    assert saved.status_code == 303 and saved.headers["location"] == urls.question(PEOPLE[1], qa) + "?saved=fc"
     back = c.get(saved.headers["location"])
     assert 'id="saved"' in back.text and "saved: Neutral" in back.text
     assert c.post("/labels", data={**form, "value": "Contradiction", "reviewer": "Bo"},
@@ -123,8 +123,51 @@ def test_a_url_data_root_reads_like_the_folder(view_root, tmp_path):
 def test_the_open_command_and_permalinks():
     assert urls.explorer_command("/data/my run") == "interviewsim view --data-root '/data/my run'"
     assert urls.explorer_url("127.0.0.1", 9000, urls.question("A/B", "q 1#x")) == \
-        "http://127.0.0.1:9000/q?personality=A%2FB&qa=q+1%23x"
+        "http://127.0.0.1:9000/q/A%2FB/q%201%23x"
+    assert urls.personality("A/B") == "/personality/A%2FB"
     assert urls.rows(table="fc", label="Contradiction", page=0) == "/rows?table=fc&label=Contradiction"
+
+
+def test_path_permalinks_and_their_query_aliases_open_the_same_page(view_root, tmp_path):
+    """Issue 33: the documented ``/q/<personality>/<qa_id>`` and ``/personality/<id>`` answered 404; the
+    query forms printed before stay as aliases. An id holding ``/`` survives as one encoded segment."""
+    c = client(view_root, tmp_path)
+    qa = f"{PEOPLE[0]}_Q4_1"
+    path = c.get(f"/q/{PEOPLE[0]}/{qa}")
+    alias = c.get(f"/q?personality={PEOPLE[0]}&qa={qa}")
+    assert path.status_code == alias.status_code == 200 and qa in path.text
+    assert c.get(f"/personality/{PEOPLE[1]}").status_code == c.get(f"/personality?id={PEOPLE[1]}").status_code == 200
+    assert c.get(f"/q/{PEOPLE[0]}").status_code == 404
+    missing = c.get("/q/A%2FB/q1")
+    assert missing.status_code == 404 and "&#39;A/B&#39;" in missing.text  # one id, decoded after the split
+
+
+def test_contradictions_show_the_answer_and_the_justification(view_root, tmp_path):
+    """Issue 33: the Contradictions list showed neither the generated answer nor what it contradicts."""
+    import duckdb
+
+    c = client(view_root, tmp_path)
+    page = c.get(urls.rows(table="fc", label="Contradiction")).text
+    gen = duckdb.sql(f"SELECT generated FROM read_parquet('{view_root}/generations/**/*.parquet') "
+                     f"WHERE personality_id = '{PEOPLE[0]}' LIMIT 200").fetchall()
+    assert "judge&#39;s justification from the fact summary" in page
+    shown = re.findall(r'<td class="text generated">([^<]+)</td>', page)
+    assert shown and all(s.strip() for s in shown), page[:2000]
+    assert any(s[:80] in (g[0] or "") for s in shown for g in gen)
+
+
+def test_cards_show_the_real_context_size_and_the_nav_links_out(view_root, tmp_path):
+    """Issue 33: retrieval and chronological cards said "context 0 chars" beside "pairs used 31 of 100";
+    the explorer had no link to the report or to Dagster."""
+    c = client(view_root, tmp_path)
+    page = c.get(urls.question(PEOPLE[0], f"{PEOPLE[0]}_Q4_1")).text
+    cards = page.split('<section class="method" data-method="')[1:]
+    sizes = {card.split('"', 1)[0]: re.search(r"context (\d+) chars", card).group(1) for card in cards}
+    assert set(sizes) == set(METHODS), sizes
+    assert int(sizes["chrono-100"]) > 0 and int(sizes["memory-10"]) > 0 and int(sizes["simple"]) == 0
+    assert f'href="{urls.report()}"' in page and f'href="{urls.DAGSTER_UI}"' in page
+    report = c.get(urls.report())
+    assert report.status_code == 200 and "<html" in report.text.lower()
 
 
 def test_a_broken_labels_file_is_reported_not_overwritten(view_root, tmp_path):

@@ -99,3 +99,13 @@ def test_plan_matches_the_run_on_a_scale_corpus_personality(tmp_path, server, mo
     reported = sum(int(df[c].sum()) for n, df in tables.items() if n not in ("method_scores", "leaderboard",
                    "personality_scores") for c in df.columns if c.endswith("prompt_tokens"))
     assert plan.prompt_tokens == pytest.approx(reported, rel=0.10)
+
+
+def test_usd_pair_shows_the_digits_that_tell_a_plan_from_its_budget():
+    """Issue 33: cents alone printed a $0.006071 plan over a $0.0001 budget as "$0.01 ... more than $0.00"."""
+    from interviewsim_core.plan import usd_pair
+
+    assert usd_pair(0.006071, 0.0001) == ("$0.00607", "$0.00010")
+    assert usd_pair(12.5, 10.0) == ("$12.50", "$10.00")
+    assert usd_pair(10.001, 10.0) == ("$10.001", "$10.000")
+    assert usd_pair(3.0, 0.0) == ("$3.00", "$0.00")

@@ -21,6 +21,17 @@ def test_report_command_writes_both_files(small_run, tmp_path):
     assert "| Method |" in res.output and "report.html" in res.output
 
 
+def test_the_data_roots_report_is_printed_with_its_explorer_address(small_run, tmp_path):
+    """Issue 33: a file:// path does not open from the Dagster UI; the explorer serves the data root's report."""
+    import shutil
+
+    root = tmp_path / "root"
+    shutil.copytree(small_run, root)
+    res = CliRunner().invoke(app, ["report", "--data-root", str(root)])
+    assert res.exit_code == 0, res.output
+    assert "in the explorer: http://127.0.0.1:8765/report (start it: interviewsim view --data-root" in res.output
+
+
 def test_report_command_rejects_bad_inputs(tmp_path):
     runner = CliRunner()
     res = runner.invoke(app, ["report", "--data-root", str(tmp_path / "missing")])

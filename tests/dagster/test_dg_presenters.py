@@ -1,0 +1,36 @@
+"""What the asset pages show for numbers: rounded for reading, while the Parquet keeps full precision (issue 33)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from interviewsim_dagster.batching import preview_table, table_metadata
+from interviewsim_dagster.presenters import leaderboard_table, paired_tests_table
+
+
+def _board() -> pd.DataFrame:
+    return pd.DataFrame([{
+        "view": "common", "method": "simple", "judge": "offline/extractive", "metric": "content_similarity",
+        "value": 1.111742424242424, "ci_low": -2.312964634631667e-19, "ci_high": 1.3333333333333333,
+        "cells_valid": 6, "cells_expected": 6, "coverage": 1.0, "below_coverage": False, "n_personalities": 2,
+        "best": True, "empty_reason": None}])
+
+
+def test_the_leaderboard_table_rounds_for_reading():
+    record = leaderboard_table(_board()).records[0].data
+    assert record["value"] == 1.112 and record["ci_low"] == 0.0 and record["ci_high"] == 1.333
+
+
+def test_the_paired_tests_table_keeps_small_p_values_readable():
+    tests = pd.DataFrame([{"method_a": "simple", "method_b": "chrono-100", "judge": "j", "metric": "m",
+                           "mean_difference": -2.312964634631667e-19, "p_value": 0.000123456, "n": 2, "better": ""}])
+    record = paired_tests_table(tests).records[0].data
+    assert record["a_minus_b"] == 0.0 and record["p_value"] == 0.000123
+
+
+def test_previews_and_means_round_but_the_frame_keeps_full_precision():
+    board = _board()
+    meta = table_metadata(board.assign(score=[1.111742424242424]), means=["score"])
+    assert meta["mean_score"] == 1.112
+    assert preview_table(board).records[0].data["value"] == 1.112
+    assert board["value"].iloc[0] == 1.111742424242424
