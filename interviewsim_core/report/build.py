@@ -6,6 +6,8 @@ inputs are absent, so a partial run (one method, no premise, one judge) still ge
 
 from __future__ import annotations
 
+import math
+
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -135,6 +137,30 @@ def _leaderboard_section(ms: pd.DataFrame, seed: int, threshold: float) -> tuple
             f"Empty cells say why.")
     return Section("leaderboard", title, "ok", note,
                    {"leaderboard": board, "coverage": leaderboard.coverage_table(board)}), board
+
+
+def _calibration_section(board: pd.DataFrame, t: dict[str, pd.DataFrame]) -> Section:
+    from . import calibration as cal
+    from ..strategies.calibration import CALIBRATION_METHODS
+
+    title = "Calibration: normalised scores and judge audits"
+    ran = sorted(set(t["generations"]["method"].astype(str)) & set(CALIBRATION_METHODS)) \
+        if not t["generations"].empty else []
+    corr, adjusted = cal.length_audit(t["content_similarity"], t["generations"])
+    selfpref = cal.self_preference(pd.concat([t["content_similarity"], t["factual_consistency"]], ignore_index=True)
+                                   if not t["content_similarity"].empty else t["content_similarity"], t["generations"])
+    tables = {"normalised": cal.normalised_table(board), "length_correlation": corr, "length_adjusted": adjusted,
+              "self_preference": selfpref, "reference_contradictions": cal.reference_contradictions(
+                  t["factual_consistency"])}
+    how = ("normalised = (method - floor) / (ceiling - floor) per judge and metric, ceiling = reference (the "
+           "person's own held-out answer), floor = copy-nearest (the nearest training answer) or, without it, "
+           "other-person; 0 = floor, 1 = ceiling; 95% bootstrap over personalities; all_valid cells. "
+           "Undefined values say why (a calibration not run, or ceiling = floor). docs/CALIBRATION.md.")
+    note = (f"Calibration methods run: {', '.join(ran) if ran else 'none (add reference and copy-nearest to methods)'}. "
+            + how + " " + cal.self_preference_note(selfpref)
+            + f" Contradictions of the reference (each a fact-summary or judge error): "
+              f"{len(tables['reference_contradictions'])}.")
+    return Section("calibration", title, "ok", note, tables)
 
 
 def _paired_section(ms: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None, seed: int) -> Section:
@@ -421,6 +447,7 @@ def build_report(
     lb, board = _leaderboard_section(t["method_scores"], seed, coverage_threshold)
     sections = [
         lb,
+        _calibration_section(board, t),
         _paired_section(t["method_scores"], pairs, seed),
         _agreement_section(t, meta["judges"]),
         _human_section(t, labels, str(human_labels_csv) if human_labels_csv else None),
@@ -444,6 +471,20 @@ def leaderboard_markdown(report_data: ReportData, with_ci: bool = True) -> str:
     if sec.status != "ok":
         return f"_{sec.note}_"
     parts = [leaderboard.leaderboard_markdown_table(sec.tables["leaderboard"], with_ci=with_ci)]
+    cal = report_data.sections.get("calibration")
+    norm = cal.tables.get("normalised") if cal is not None else None
+    if norm is not None and not norm.empty:
+        parts.append("\n**Normalised scores** (0 = floor, 1 = ceiling; all_valid cells; docs/CALIBRATION.md)\n")
+        parts.append("| method | judge | metric | raw | normalised [95% CI] | floor | ceiling |\n|---|---|---|---|---|---|---|")
+        for r in norm.itertuples():
+            judge = leaderboard.md_text(r.judge) if isinstance(r.judge, str) and r.judge else "(MCQ)"
+            shown = (f"{r.normalised:.3f} [{r.norm_ci_low:.3f}, {r.norm_ci_high:.3f}]" if not math.isnan(r.normalised)
+                     else leaderboard.md_text(r.norm_reason or "undefined"))
+            floor = f"{r.norm_floor} {r.floor_value:.3f}" if not math.isnan(r.floor_value) else r.norm_floor or "–"
+            ceiling = f"{r.norm_ceiling} {r.ceiling_value:.3f}" if not math.isnan(r.ceiling_value) else r.norm_ceiling or "–"
+            raw = "–" if math.isnan(r.value) else f"{r.value:.3f}"
+            parts.append(f"| {leaderboard.md_text(r.method)} | {judge} | {r.metric} | {raw} | {shown} | "
+                         f"{leaderboard.md_text(floor)} | {leaderboard.md_text(ceiling)} |")
     pt = report_data.section("paired_tests")
     if pt.status == "ok":
         sig = pt.tables["paired_tests"]
