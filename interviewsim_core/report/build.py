@@ -139,19 +139,25 @@ def _leaderboard_section(ms: pd.DataFrame, seed: int, threshold: float) -> tuple
                    {"leaderboard": board, "coverage": leaderboard.coverage_table(board)}), board
 
 
-def _calibration_section(board: pd.DataFrame, t: dict[str, pd.DataFrame]) -> Section:
+def _calibration_section(board: pd.DataFrame, t: dict[str, pd.DataFrame], root) -> Section:
     from . import calibration as cal
-    from ..strategies.calibration import CALIBRATION_METHODS
+    from ..strategies.calibration import CALIBRATION_METHODS, REFERENCE
+
+    gens, fc = t["generations"], t["factual_consistency"]
+    if root is not None and "generated" not in gens.columns and not gens.empty:
+        gens = cal.read_text_columns(root, "generations", "generated", cal.with_lengths)  # lengths, not texts
+    if root is not None and "explanation" not in fc.columns and not fc.empty:
+        fc = cal.read_text_columns(root, "factual_consistency", "explanation",
+                                   lambda d: d[(d["method"] == REFERENCE) & (d["label"] == "Contradiction")])
 
     title = "Calibration: normalised scores and judge audits"
     ran = sorted(set(t["generations"]["method"].astype(str)) & set(CALIBRATION_METHODS)) \
         if not t["generations"].empty else []
-    corr, adjusted = cal.length_audit(t["content_similarity"], t["generations"])
+    corr, adjusted = cal.length_audit(t["content_similarity"], gens)
     selfpref = cal.self_preference(pd.concat([t["content_similarity"], t["factual_consistency"]], ignore_index=True)
                                    if not t["content_similarity"].empty else t["content_similarity"], t["generations"])
     tables = {"normalised": cal.normalised_table(board), "length_correlation": corr, "length_adjusted": adjusted,
-              "self_preference": selfpref, "reference_contradictions": cal.reference_contradictions(
-                  t["factual_consistency"])}
+              "self_preference": selfpref, "reference_contradictions": cal.reference_contradictions(fc)}
     how = ("normalised = (method - floor) / (ceiling - floor) per judge and metric, ceiling = reference (the "
            "person's own held-out answer), floor = copy-nearest (the nearest training answer) or, without it, "
            "other-person; 0 = floor, 1 = ceiling; 95% bootstrap over personalities; all_valid cells. "
@@ -161,6 +167,28 @@ def _calibration_section(board: pd.DataFrame, t: dict[str, pd.DataFrame]) -> Sec
             + f" Contradictions of the reference (each a fact-summary or judge error): "
               f"{len(tables['reference_contradictions'])}.")
     return Section("calibration", title, "ok", note, tables)
+
+
+def _validation_section(root) -> Section:
+    """The paper's human validation figures from every study under the data root (``validation``)."""
+    from ..validation import list_studies, load_labels, load_study, validation_figures
+
+    title = "Human validation (the paper's protocol)"
+    studies = list_studies(root) if root is not None and isinstance(root, Path) else []
+    if not studies:
+        return _not_run("human_validation", title, "No study under <data_root>/studies: create one in the explorer "
+                        "(Studies page) to run the paper's protocol (docs/CALIBRATION.md).")
+    frames, counts = [], []
+    for sid in studies:
+        study = load_study(root, sid)
+        labels = load_labels(root, study)
+        frames.append(validation_figures(study, labels).assign(study_id=sid))
+        counts.append(f"{sid}: {len(study.tasks)} tasks, {len(labels)} label rows")
+    df = pd.concat(frames, ignore_index=True)
+    note = ("Per study (" + "; ".join(counts) + "). Count / n with a 95% Wilson interval (kappas: bootstrap over "
+            "tasks). Final label: the two reviewers' shared answer or the adjudication; CS ordering: a human Tie "
+            "counts as not agreeing with the judge's order. docs/CALIBRATION.md.")
+    return Section("human_validation", title, "ok", note, {"validation_figures": df})
 
 
 def _paired_section(ms: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None, seed: int) -> Section:
@@ -447,7 +475,8 @@ def build_report(
     lb, board = _leaderboard_section(t["method_scores"], seed, coverage_threshold)
     sections = [
         lb,
-        _calibration_section(board, t),
+        _calibration_section(board, t, root),
+        _validation_section(root),
         _paired_section(t["method_scores"], pairs, seed),
         _agreement_section(t, meta["judges"]),
         _human_section(t, labels, str(human_labels_csv) if human_labels_csv else None),

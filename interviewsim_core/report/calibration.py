@@ -38,11 +38,35 @@ def _within(df: pd.DataFrame, col: str) -> pd.Series:
     return df[col] - df.groupby(["personality_id", "qa_id"])[col].transform("mean")
 
 
+def with_lengths(generations: pd.DataFrame) -> pd.DataFrame:
+    """Keys and the candidate's length in characters (``length``), from a frame with ``generated``."""
+    if "length" in generations.columns:
+        return generations[["personality_id", "method", "qa_id", "length"]]
+    if "generated" not in generations.columns:  # text left on disk and no data root to read it from
+        return pd.DataFrame(columns=["personality_id", "method", "qa_id", "length"])
+    gen = generations[generations["generated"].notna()]
+    return gen[["personality_id", "method", "qa_id"]].assign(length=gen["generated"].str.len().astype(float))
+
+
+def read_text_columns(root, asset: str, column: str, keep=None) -> pd.DataFrame:
+    """``asset`` with its text ``column`` (the report's loader leaves answer text on disk), one partition
+    file at a time, each reduced by ``keep`` before the next is read: memory follows the reduction."""
+    from .loading import UNREAD_COLUMNS, _files
+    from ..dataroot import as_root
+    from ..pipeline.storage import read_frame
+
+    frames = []
+    for f in _files(as_root(root), asset):
+        df = read_frame(f, UNREAD_COLUMNS - {column})
+        frames.append(keep(df) if keep is not None else df)
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def _judged_lengths(cs: pd.DataFrame, generations: pd.DataFrame) -> pd.DataFrame:
     ok = cs[(cs["status"] == "ok") & cs["score"].notna()] if "status" in cs else cs[cs["score"].notna()]
-    gen = generations[generations["generated"].notna()][["personality_id", "method", "qa_id", "generated"]]
-    out = ok.merge(gen, on=["personality_id", "method", "qa_id"], how="inner")
-    return out.assign(length=out["generated"].str.len().astype(float), score=out["score"].astype(float))
+    out = ok.merge(with_lengths(generations), on=["personality_id", "method", "qa_id"], how="inner")
+    return out.assign(score=out["score"].astype(float))
 
 
 def length_audit(cs: pd.DataFrame, generations: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -102,6 +126,8 @@ def reference_contradictions(fc: pd.DataFrame) -> pd.DataFrame:
     if fc.empty:
         return pd.DataFrame(columns=cols)
     sel = fc[(fc["method"] == REFERENCE) & (fc["label"] == "Contradiction")]
+    if "explanation" not in sel.columns:
+        sel = sel.assign(explanation="")
     return sel[cols].sort_values(cols[:3], kind="stable").reset_index(drop=True)
 
 

@@ -246,6 +246,13 @@ def _section_views(data: ReportData) -> dict[str, dict]:
             ("personality_id", "Personality", "text"), ("qa_id", "Question", "text"), ("judge", "Judge", "text"),
             ("explanation", "Judge's explanation", "text")], "reference_contradictions",
             "The reference run's Contradictions: the person's own words against the summary of them."))
+    if s.get("human_validation") is not None and s["human_validation"].status == "ok":
+        add("human_validation", table_view(s["human_validation"].tables["validation_figures"], [
+            ("study_id", "Study", "text"), ("figure", "Figure", "text"), ("kind", "Task kind", "text"),
+            ("judge", "Judge", "text"), ("group", "Group", "text"), ("count", "Count", "int"), ("n", "n", "int"),
+            ("rate", "Rate (kappa for *_kappa)", "num3"), ("ci_low", "CI low", "num3"),
+            ("ci_high", "CI high", "num3"), ("note", "Note", "text")], "validation_figures",
+            "The paper's human validation figures, each with its count and 95% interval."))
     if s["paired_tests"].status == "ok":
         pt = s["paired_tests"].tables["paired_tests"]
         pt = pt.assign(judge=pt["judge"].fillna("(MCQ, any)"), metric=pt["metric"].map(_metric_name),
