@@ -149,8 +149,10 @@ def _metric_rows(frame: pd.DataFrame, m: Metric, judge: str | None, methods: Seq
     cells_expected = int(sum(expected.values()))
     n_valid = {meth: sum(len(v) for v in valid[meth].values()) for meth in methods}
     coverage = {meth: (n_valid[meth] / cells_expected if cells_expected else math.nan) for meth in methods}
-    compared = [meth for meth in methods if coverage[meth] >= threshold]
-    base = compared or [meth for meth in methods if n_valid[meth]]
+    # Calibration methods are anchors: they never shape the common set, so adding them to a run leaves
+    # every other method's row as it was (they are shown on the common cells they have).
+    compared = [meth for meth in methods if coverage[meth] >= threshold and not is_calibration(meth)]
+    base = compared or [meth for meth in methods if n_valid[meth] and not is_calibration(meth)]
     common = {p: (set.intersection(*(set(valid[meth][p]) for meth in base)) if base else set()) for p in people}
     out = []
     for meth in methods:
