@@ -101,3 +101,18 @@ def test_mcq_reference_is_open_book_and_marked(split, embedder):
     near = plan_mcq_answers(split, items, "copy-nearest", GEN, embedder)
     assert near and not any(p.row["_open_book"] for p in near)
     assert all(detector.find(list(p.request.messages)) == [] for p in near)
+
+
+def test_the_cost_plan_counts_their_judge_calls_and_no_generation(tmp_path):
+    from interviewsim_core.pipeline.config import EvalConfig
+    from interviewsim_core.plan import plan_run
+
+    cfg = EvalConfig(data_root=tmp_path, methods=("simple", "reference", "copy-nearest"),
+                     embedding_model="offline/hashing")
+    plan = plan_run(cfg, personalities=["SYN_AUERLUND"])
+    lines = {(line.step, line.method): line.calls for line in plan.lines}
+    assert lines[("generations", "simple")] > 0
+    assert not any(step == "generations" and m in ("reference", "copy-nearest") for step, m in lines)
+    for m in ("reference", "copy-nearest"):
+        assert lines[("content_similarity", m)] == lines[("content_similarity", "simple")]
+        assert lines[("factual_consistency", m)] == lines[("factual_consistency", "simple")]
