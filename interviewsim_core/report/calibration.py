@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import re
 
-import numpy as np
 import pandas as pd
 
 from ..metrics.normalised import NORMALISED_FIELDS
@@ -137,8 +136,3 @@ def self_preference_note(table: pd.DataFrame) -> str:
         return "No judge shares the generator's model family."
     return ("Self-preference risk: " + ", ".join(f"{r.judge} ({r.judge_family})" for r in flagged.itertuples())
             + " judge(s) from the generator's model family; their scores of generated answers may favour them.")
-
-
-def mean_or_nan(values) -> float:
-    arr = np.asarray(list(values), dtype=np.float64)
-    return float(arr.mean()) if len(arr) else math.nan

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from interviewsim_core.metrics.leaderboard import LEADERBOARD_COLUMNS, leaderboard
 from interviewsim_core.metrics.normalised import normalise, normalised_rows
