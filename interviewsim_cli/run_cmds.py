@@ -460,11 +460,16 @@ def demo(
 ) -> None:
     """Evaluate the shipped synthetic sample with the offline model (no keys, no network)."""
     from interviewsim_core.pipeline.config import OFFLINE_MODEL, EvalConfig
+    from interviewsim_core.strategies import DEFAULT_METHODS
+    from interviewsim_core.strategies.calibration import CALIBRATION_METHODS
 
     overrides = {"data_root": data_root, "generator": OFFLINE_MODEL, "judges": OFFLINE_MODEL,
                  "builder": OFFLINE_MODEL, "premise_judge": OFFLINE_MODEL,
                  # The paper's PS judge stability check costs nothing offline, so the demo's report shows it.
-                 "ps_stability": True}
+                 "ps_stability": True,
+                 # The calibration methods (ceiling and floors, docs/CALIBRATION.md) cost no generation
+                 # call, so the demo's report shows normalised scores.
+                 "methods": (*DEFAULT_METHODS, *CALIBRATION_METHODS)}
     env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWSIM_")}
     cfg = EvalConfig.load_resolved(env=env, overrides=overrides)
     typer.echo("InterviewSim demo: the shipped synthetic sample, offline model (a smoke-test baseline, "

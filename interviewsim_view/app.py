@@ -31,6 +31,7 @@ from interviewsim_core.errors import InputValidationError
 from . import pages, urls
 from .labels import LabelError, LabelFile, check
 from .store import Store
+from .study import routes as study_routes
 
 __all__ = ["ViewConfig", "create_app", "default_labels_path"]
 
@@ -208,6 +209,8 @@ def create_app(config: ViewConfig) -> Starlette:
         Route("/report", report),
         Route("/labels", labels_page, methods=["GET"]), Route("/labels", save_label, methods=["POST"]),
         Route("/labels.csv", labels_csv),
+        # The paper's human validation protocol (issue 32): its own module and templates.
+        *study_routes(local_path(store.root) if store.local else None, render),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
     import threading

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .registry import JUDGED_METRICS, MCQ_METRICS, METRICS, Family, Metric, cells_column, count_column, items_column
+from .normalised import NORMALISED_FIELDS, attach, is_calibration
 from .scores import CI_N_RESAMPLES, macro_interval
 
 __all__ = [
@@ -50,6 +51,7 @@ LEADERBOARD_FIELDS: tuple[tuple[str, str], ...] = (
     ("below_coverage", "bool"), ("best", "bool"),
     ("n_invalid", "int"), ("n_failed", "int"), ("n_not_run", "int"), ("n_malformed", "int"),
     ("n_no_item", "int"), ("empty_reason", "str"), ("embedding_model", "str"),
+    *NORMALISED_FIELDS,
 )  # fmt: skip
 """Columns of the ``leaderboard`` table (one row per method, judge, metric and view; ``judge`` is
 null for the judge-independent MCQ metrics)."""
@@ -147,8 +149,10 @@ def _metric_rows(frame: pd.DataFrame, m: Metric, judge: str | None, methods: Seq
     cells_expected = int(sum(expected.values()))
     n_valid = {meth: sum(len(v) for v in valid[meth].values()) for meth in methods}
     coverage = {meth: (n_valid[meth] / cells_expected if cells_expected else math.nan) for meth in methods}
-    compared = [meth for meth in methods if coverage[meth] >= threshold]
-    base = compared or [meth for meth in methods if n_valid[meth]]
+    # Calibration methods are anchors: they never shape the common set, so adding them to a run leaves
+    # every other method's row as it was (they are shown on the common cells they have).
+    compared = [meth for meth in methods if coverage[meth] >= threshold and not is_calibration(meth)]
+    base = compared or [meth for meth in methods if n_valid[meth] and not is_calibration(meth)]
     common = {p: (set.intersection(*(set(valid[meth][p]) for meth in base)) if base else set()) for p in people}
     out = []
     for meth in methods:
@@ -196,12 +200,14 @@ def _metric_rows(frame: pd.DataFrame, m: Metric, judge: str | None, methods: Seq
 def mark_best(df: pd.DataFrame, metrics: Sequence[Metric] = METRICS) -> pd.DataFrame:
     """Set ``best`` on the numerically best method per (judge, metric, view); ties are all marked.
 
-    A method below the coverage threshold is never marked best: its value rests on fewer cells.
+    A method below the coverage threshold is never marked best: its value rests on fewer cells; nor is a
+    calibration method (``reference`` and the floors are anchors, not contenders).
     """
     out = df.copy()
     out["best"] = False
     views = out["view"] if "view" in out.columns else pd.Series("", index=out.index)
     eligible = ~out["below_coverage"].astype(bool) if "below_coverage" in out.columns else True
+    eligible = eligible & ~out["method"].astype(str).map(is_calibration)
     for m in metrics:
         sel = out[(out["metric"] == m.name) & eligible]
         for _, grp in sel.groupby([sel["judge"].fillna(""), views[sel.index]], sort=False):
@@ -242,7 +248,9 @@ def leaderboard(
     mcq = mcq_rows(method_scores)
     for m in MCQ_METRICS:
         rows += _metric_rows(mcq, m, None, methods, people, coverage_threshold, seed, n_resamples)
-    df = mark_best(pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS))
+    base_cols = [c for c in LEADERBOARD_COLUMNS if c not in dict(NORMALISED_FIELDS)]
+    df = attach(mark_best(pd.DataFrame(rows, columns=base_cols)), method_scores, seed=seed, n_resamples=n_resamples)
+    df = df[LEADERBOARD_COLUMNS]
     for n, k in LEADERBOARD_FIELDS:
         if k != "str":
             df[n] = df[n].astype(_DTYPES[k])

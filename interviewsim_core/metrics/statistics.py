@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Callable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
@@ -102,6 +102,34 @@ def bootstrap_ci(
         )
     ci = res.confidence_interval
     return Interval(est, float(ci.low), float(ci.high), n)
+
+
+def bootstrap_statistic(
+    rows: np.ndarray,
+    statistic: Callable[[np.ndarray], float],
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> Interval:
+    """Percentile bootstrap of any statistic of whole rows (e.g. a ratio of column means): rows
+    (personalities) are resampled together, so paired columns stay paired.
+
+    Resamples whose statistic is NaN (a zero denominator) are left out; fewer than two rows, or
+    no finite resample, give NaN bounds. The estimate is ``statistic(rows)``.
+    """
+    x = np.asarray(rows, dtype=np.float64)
+    est = float(statistic(x)) if len(x) else math.nan
+    n = len(x)
+    if n < 2:
+        return Interval(est, math.nan, math.nan, n)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    stats = np.array([statistic(x[i]) for i in idx], dtype=np.float64)
+    stats = stats[np.isfinite(stats)]
+    if not len(stats):
+        return Interval(est, math.nan, math.nan, n)
+    alpha = (1 - confidence) / 2
+    return Interval(est, float(np.quantile(stats, alpha)), float(np.quantile(stats, 1 - alpha)), n)
 
 
 EXACT_MAX_PAIRS = 20

@@ -33,10 +33,25 @@ class PlannedCall(NamedTuple):
     """Set when the call cannot be made because an input of it failed (a retrieval method's embedder):
     nothing is sent and the row is a ``failed`` result with this error (``failed_result``), so the
     partition is written and every other partition of the run goes on."""
+    given: Any = None
+    """The parsed value of a row built without a model (a calibration method's candidate,
+    ``strategies.calibration``): nothing is sent, the row is ``ok`` with this value (``failed_result``)."""
+
+    @property
+    def unsent(self) -> bool:
+        """Whether this call's result is known at planning (a failure or a given value): never sent."""
+        return self.failure is not None or self.given is not None
+
+
+CALIBRATION_MODEL = "calibration (no model)"
+"""The ``model`` of a row whose value was given at planning, not asked of a model."""
 
 
 def failed_result(call: PlannedCall) -> CallResult:
-    """The result of a call planned with a ``failure``: never sent, nothing spent."""
+    """The result of a call known at planning: ``failed`` with its ``failure``, or ``ok`` with its
+    ``given`` value (a calibration candidate). Never sent, nothing spent."""
+    if call.failure is None and call.given is not None:
+        return CallResult(status="ok", value=call.given, model=CALIBRATION_MODEL)
     return CallResult(status="failed", error=call.failure, model=call.model.name)
 
 
@@ -65,8 +80,8 @@ def run_calls(gateway: CallRunner, planned: Iterable[PlannedCall]) -> dict[Hasha
     """
     planned = list(planned)
     check_unique_keys(planned)
-    out = {p.key: failed_result(p) for p in planned if p.failure is not None}
-    planned = [p for p in planned if p.failure is None]
+    out = {p.key: failed_result(p) for p in planned if p.unsent}
+    planned = [p for p in planned if not p.unsent]
     if not planned:
         return out
     price = getattr(gateway, "run_planned", None)  # the cost planner wants each call's step and row

@@ -18,7 +18,7 @@ from ..embeddings import Embedder, EmbeddingCache
 from ..errors import GatewayError
 from ..llm.types import ModelConfig
 from ..split import HeldOutSplit
-from ..strategies import MethodSpec, resolve_method, select_contexts
+from ..strategies import CONTEXT_OK, MethodSpec, resolve_method, select_contexts
 from .calls import CallRunner, PlannedCall, Results, assemble, contract_request, run_calls
 
 
@@ -32,8 +32,12 @@ def plan_generations(
     train_embeddings: np.ndarray | None = None,
     embedding_cache: EmbeddingCache | None = None,
     retrieval_error: str | None = None,
+    peer: HeldOutSplit | None = None,
 ) -> list[PlannedCall]:
     """One generation call per held-out question of ``split`` under ``method``.
+
+    A calibration method (``strategies.calibration``) is planned by ``plan_calibration`` instead:
+    no prompt, the candidate given at planning, nothing sent.
 
     Args:
         embedder: needed by retrieval and hybrid methods only.
@@ -44,6 +48,9 @@ def plan_generations(
             call is planned failed with it. An embedder that fails here does the same.
     """
     spec = resolve_method(method)
+    if spec.is_calibration:
+        return plan_calibration(split, spec, generator, embedder, train_embeddings=train_embeddings,
+                                embedding_cache=embedding_cache, retrieval_error=retrieval_error, peer=peer)
     pid = split.personality_id
     generator = generator.for_personality(pid)  # one adapter per person when the model is a template
     questions = [(p.qa_id, p.question) for p in split.test_pairs]
@@ -85,6 +92,50 @@ def plan_generations(
         }
         out.append(PlannedCall(("generations", pid, spec.name, p.qa_id), generator,
                                contract_request(generation, messages, item_id=p.qa_id), row))
+    return out
+
+
+def plan_calibration(
+    split: HeldOutSplit,
+    spec: MethodSpec,
+    generator: ModelConfig,
+    embedder: Embedder | None = None,
+    *,
+    train_embeddings: np.ndarray | None = None,
+    embedding_cache: EmbeddingCache | None = None,
+    retrieval_error: str | None = None,
+    peer: HeldOutSplit | None = None,
+) -> list[PlannedCall]:
+    """The rows of a calibration method: each candidate built without a model (``calibration.candidates``).
+
+    Every planned call has an empty prompt and its candidate as ``given``: nothing is sent, so no
+    generation prompt exists for a held-out response to reach (the reference *is* the held-out
+    response, as the judges' candidate, never as a generator's input). ``context_qa_ids`` names the
+    pair the candidate was copied from (the held-out pair itself, a training pair, or the peer's).
+    """
+    from ..strategies import SelectionInputs
+    from ..strategies.calibration import candidates
+
+    pid = split.personality_id
+    picked: list[tuple[str | None, list[str], str | None]]
+    if retrieval_error is None:
+        try:
+            picked = candidates(split, spec, SelectionInputs(embedder=embedder, train_embeddings=train_embeddings,
+                                                             cache=embedding_cache), peer)
+        except GatewayError as exc:
+            retrieval_error = str(exc)
+    if retrieval_error is not None:
+        picked = [(None, [], None)] * len(split.test_pairs)
+    out = []
+    for p, (text, source, why) in zip(split.test_pairs, picked, strict=True):
+        failure = unretrieved(spec.name, retrieval_error) if retrieval_error is not None else \
+            (f"not sent: {spec.name}: {why}" if text is None else None)
+        row = {"personality_id": pid, "method": spec.name, "qa_id": p.qa_id, "interview_id": p.interview_id,
+               "question": p.question, "strategy": spec.strategy, "n_context_requested": 0, "n_context_used": 0,
+               "context_qa_ids": list(source), "context_chars": 0, "context_state": CONTEXT_OK}
+        given = generation.Result(response=text) if failure is None else None
+        out.append(PlannedCall(("generations", pid, spec.name, p.qa_id), generator,
+                               contract_request(generation, (), item_id=p.qa_id), row, failure, given))
     return out
 
 

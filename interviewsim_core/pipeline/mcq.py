@@ -23,7 +23,8 @@ from ..embeddings import Embedder, EmbeddingCache
 from ..errors import GatewayError
 from ..llm.types import ModelConfig
 from ..split import HeldOutSplit
-from ..strategies import MethodSpec, resolve_method, select_group_context
+from ..strategies import MethodSpec, SelectionInputs, resolve_method, select_group_context
+from ..strategies.calibration import REFERENCE, mcq_context
 from .generation import unretrieved
 from .calls import CallRunner, PlannedCall, Results, call_columns, contract_request, result_for, run_calls
 from .tables import empty_frame, schema_of
@@ -51,8 +52,13 @@ def plan_mcq_answers(
     train_embeddings: np.ndarray | None = None,
     embedding_cache: EmbeddingCache | None = None,
     retrieval_error: str | None = None,
+    peer: HeldOutSplit | None = None,
 ) -> list[PlannedCall]:
     """One answering call per (held-out interview, option count) with at least one valid item.
+
+    A calibration method answers with ``calibration.mcq_context``: ``reference`` open-book (the
+    interview's held-out Q&A shown; its rows carry ``_open_book`` so the leak check names, not hides,
+    the exemption), the floors with the nearest training pairs of this person or of ``peer``.
 
     Items are ordered as their source pairs were asked (held-out order); invalid MCQ items have no
     options to show and are left out (``mcq_items`` counts them). ``retrieval_error``: as in
@@ -78,10 +84,15 @@ def plan_mcq_answers(
         shuffled = [item_of(r) for r in records]
         if retrieval_error is None:
             try:
-                ctx = select_group_context(
-                    split, spec, [(r["item_id"], r["question"]) for r in records], embedder, seed,
-                    group_id=str(interview_id), train_embeddings=train_embeddings, cache=embedding_cache,
-                )
+                if spec.is_calibration:
+                    ctx = mcq_context(split, spec, [(r["item_id"], r["question"]) for r in records],
+                                      SelectionInputs(embedder=embedder, seed=seed, cache=embedding_cache),
+                                      str(interview_id), peer)
+                else:
+                    ctx = select_group_context(
+                        split, spec, [(r["item_id"], r["question"]) for r in records], embedder, seed,
+                        group_id=str(interview_id), train_embeddings=train_embeddings, cache=embedding_cache,
+                    )
             except GatewayError as exc:
                 retrieval_error = str(exc)
         failure = None if retrieval_error is None else unretrieved(spec.name, retrieval_error)
@@ -91,7 +102,8 @@ def plan_mcq_answers(
                "interview_id": str(interview_id),
                # Not table columns: what the assembler needs to expand the group reply into item rows.
                "_items": shuffled, "_item_ids": [r["item_id"] for r in records],
-               "_qa_ids": [r["qa_id"] for r in records]}
+               "_qa_ids": [r["qa_id"] for r in records],
+               "_open_book": spec.strategy == REFERENCE}
         key = ("mcq_answers", pid, spec.name, int(n_options), str(interview_id))
         out.append(PlannedCall(key, generator,
                                contract_request(mcq_answering, messages, item_id=f"{interview_id}#{n_options}",

@@ -430,13 +430,13 @@ class _Run:
                 + f"; ${cost:.4f} so far, {sent / elapsed:,.1f} calls/s sent")
 
     def _send(self, node: Node, planned: list[PlannedCall]) -> None:
-        known = [p for p in planned if p.failure is not None]  # failed at planning (calls.PlannedCall): not sent
+        known = [p for p in planned if p.unsent]  # known at planning (failed, or a calibration value): not sent
         if known:
             answers = [failed_result(p) for p in known]
             self._count(node, planned=len(known), results=answers)
             self.calls[node].extend(known)
             self.results[node].update(zip((p.key for p in known), answers, strict=True))
-            planned = [p for p in planned if p.failure is None]
+            planned = [p for p in planned if not p.unsent]
         if planned:
             self._count(node, planned=len(planned))
         if not planned:

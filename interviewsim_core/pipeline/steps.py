@@ -126,6 +126,20 @@ class StepEnv:
             return make_embedder(self.config)
         return with_run_policy(self._embedder(), self.config)
 
+    def peer(self, personality_id: str) -> HeldOutSplit | None:
+        """The other person of the ``other-person`` calibration method (``calibration.peer_of`` over the
+        corpus's ids), loaded from the corpus itself: a runner's split window holds only the
+        personalities in progress. None when the corpus has no other personality."""
+        from ..loader import index_corpus, load_document
+        from ..split import split_personality
+        from ..strategies.calibration import peer_of
+
+        if "_corpus_index" not in self.__dict__:
+            self.__dict__["_corpus_index"] = index_corpus(self.config.corpus)
+        index = self.__dict__["_corpus_index"]
+        other = peer_of(personality_id, list(index))
+        return None if other is None else split_personality(load_document(index[other]))
+
     def forget(self, personality_id: str) -> None:
         """Drop what this env holds for a personality (its retrieval matrix): a runner calls it when
         the personality is done, so memory follows the personalities in progress, not the corpus."""
@@ -312,7 +326,7 @@ def _plan_generations(env, cell, inputs):
 
     pid, method = cell
     return generation.plan_generations(env.split(pid), method, env.config.effective_generator,
-                                       seed=env.config.seed, **_retrieval(env, pid, method))
+                                       seed=env.config.seed, **_retrieval(env, pid, method), **_peer(env, pid, method))
 
 
 def _plan_mcq_answers(env, cell, inputs):
@@ -320,7 +334,15 @@ def _plan_mcq_answers(env, cell, inputs):
 
     pid, method = cell
     return mcq.plan_mcq_answers(env.split(pid), inputs["mcq_items"], method, env.config.effective_generator,
-                                seed=env.config.seed, **_retrieval(env, pid, method))
+                                seed=env.config.seed, **_retrieval(env, pid, method), **_peer(env, pid, method))
+
+
+def _peer(env, pid: str, method: str) -> dict[str, Any]:
+    """The other person's split for the ``other-person`` calibration method; nothing for any other."""
+    from ..strategies import resolve_method
+    from ..strategies.calibration import OTHER_PERSON
+
+    return {"peer": env.peer(pid)} if resolve_method(method).strategy == OTHER_PERSON else {}
 
 
 def _plan_content_similarity(env, cell, inputs):

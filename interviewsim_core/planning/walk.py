@@ -22,7 +22,7 @@ from typing import Any
 from ..llm.cache import Cache, request_key
 from ..llm.constraints import constraint_for
 from ..llm.types import CallRequest, CallResult, ModelConfig
-from ..pipeline.calls import PlannedCall
+from ..pipeline.calls import PlannedCall, failed_result
 from ..pipeline.steps import Cell, Partitioning, Step, StepEnv, inputs_for, steps_for
 from .answers import offline_answer, result_of, synthetic_generation
 from .tokens import PromptTokens
@@ -150,7 +150,8 @@ class Walker:
         todo = step.plan(self.env, cell, inputs)
         while todo:
             for p in todo:
-                entry = self._account(step.name, cell, p) if counted else self._cached(p)
+                # A calibration candidate (given at planning): never sent, so not a call.
+                entry = None if p.given is not None else self._account(step.name, cell, p) if counted else self._cached(p)
                 if assemble or step.replan is not None:
                     pending[p.key] = (p, entry)
                     results.add(p.key)
@@ -207,6 +208,8 @@ class Walker:
         return None
 
     def _answer(self, p: PlannedCall, entry) -> CallResult:
+        if p.given is not None:
+            return failed_result(p)
         req: CallRequest = p.request
         key = request_key(p.model, req)  # seeds the synthetic generation and stamps the result, as a run's would
         if entry is not None:

@@ -6,6 +6,8 @@ inputs are absent, so a partial run (one method, no premise, one judge) still ge
 
 from __future__ import annotations
 
+import math
+
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -135,6 +137,58 @@ def _leaderboard_section(ms: pd.DataFrame, seed: int, threshold: float) -> tuple
             f"Empty cells say why.")
     return Section("leaderboard", title, "ok", note,
                    {"leaderboard": board, "coverage": leaderboard.coverage_table(board)}), board
+
+
+def _calibration_section(board: pd.DataFrame, t: dict[str, pd.DataFrame], root) -> Section:
+    from . import calibration as cal
+    from ..strategies.calibration import CALIBRATION_METHODS, REFERENCE
+
+    gens, fc = t["generations"], t["factual_consistency"]
+    if root is not None and "generated" not in gens.columns and not gens.empty:
+        gens = cal.read_text_columns(root, "generations", "generated", cal.with_lengths)  # lengths, not texts
+    if root is not None and "explanation" not in fc.columns and not fc.empty:
+        fc = cal.read_text_columns(root, "factual_consistency", "explanation",
+                                   lambda d: d[(d["method"] == REFERENCE) & (d["label"] == "Contradiction")])
+
+    title = "Calibration: normalised scores and judge audits"
+    ran = sorted(set(t["generations"]["method"].astype(str)) & set(CALIBRATION_METHODS)) \
+        if not t["generations"].empty else []
+    corr, adjusted = cal.length_audit(t["content_similarity"], gens)
+    selfpref = cal.self_preference(pd.concat([t["content_similarity"], t["factual_consistency"]], ignore_index=True)
+                                   if not t["content_similarity"].empty else t["content_similarity"], t["generations"])
+    tables = {"normalised": cal.normalised_table(board), "length_correlation": corr, "length_adjusted": adjusted,
+              "self_preference": selfpref, "reference_contradictions": cal.reference_contradictions(fc)}
+    how = ("normalised = (method - floor) / (ceiling - floor) per judge and metric, ceiling = reference (the "
+           "person's own held-out answer), floor = copy-nearest (the nearest training answer) or, without it, "
+           "other-person; 0 = floor, 1 = ceiling; 95% bootstrap over personalities; all_valid cells. "
+           "Undefined values say why (a calibration not run, or ceiling = floor). docs/CALIBRATION.md.")
+    note = (f"Calibration methods run: {', '.join(ran) if ran else 'none (add reference and copy-nearest to methods)'}. "
+            + how + " " + cal.self_preference_note(selfpref)
+            + f" Contradictions of the reference (each a fact-summary or judge error): "
+              f"{len(tables['reference_contradictions'])}.")
+    return Section("calibration", title, "ok", note, tables)
+
+
+def _validation_section(root) -> Section:
+    """The paper's human validation figures from every study under the data root (``validation``)."""
+    from ..validation import list_studies, load_labels, load_study, validation_figures
+
+    title = "Human validation (the paper's protocol)"
+    studies = list_studies(root) if root is not None and isinstance(root, Path) else []
+    if not studies:
+        return _not_run("human_validation", title, "No study under <data_root>/studies: create one in the explorer "
+                        "(Studies page) to run the paper's protocol (docs/CALIBRATION.md).")
+    frames, counts = [], []
+    for sid in studies:
+        study = load_study(root, sid)
+        labels = load_labels(root, study)
+        frames.append(validation_figures(study, labels).assign(study_id=sid))
+        counts.append(f"{sid}: {len(study.tasks)} tasks, {len(labels)} label rows")
+    df = pd.concat(frames, ignore_index=True)
+    note = ("Per study (" + "; ".join(counts) + "). Count / n with a 95% Wilson interval (kappas: bootstrap over "
+            "tasks). Final label: the two reviewers' shared answer or the adjudication; CS ordering: a human Tie "
+            "counts as not agreeing with the judge's order. docs/CALIBRATION.md.")
+    return Section("human_validation", title, "ok", note, {"validation_figures": df})
 
 
 def _paired_section(ms: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None, seed: int) -> Section:
@@ -421,6 +475,8 @@ def build_report(
     lb, board = _leaderboard_section(t["method_scores"], seed, coverage_threshold)
     sections = [
         lb,
+        _calibration_section(board, t, root),
+        _validation_section(root),
         _paired_section(t["method_scores"], pairs, seed),
         _agreement_section(t, meta["judges"]),
         _human_section(t, labels, str(human_labels_csv) if human_labels_csv else None),
@@ -444,6 +500,20 @@ def leaderboard_markdown(report_data: ReportData, with_ci: bool = True) -> str:
     if sec.status != "ok":
         return f"_{sec.note}_"
     parts = [leaderboard.leaderboard_markdown_table(sec.tables["leaderboard"], with_ci=with_ci)]
+    cal = report_data.sections.get("calibration")
+    norm = cal.tables.get("normalised") if cal is not None else None
+    if norm is not None and not norm.empty:
+        parts.append("\n**Normalised scores** (0 = floor, 1 = ceiling; all_valid cells; docs/CALIBRATION.md)\n")
+        parts.append("| method | judge | metric | raw | normalised [95% CI] | floor | ceiling |\n|---|---|---|---|---|---|---|")
+        for r in norm.itertuples():
+            judge = leaderboard.md_text(r.judge) if isinstance(r.judge, str) and r.judge else "(MCQ)"
+            shown = (f"{r.normalised:.3f} [{r.norm_ci_low:.3f}, {r.norm_ci_high:.3f}]" if not math.isnan(r.normalised)
+                     else leaderboard.md_text(r.norm_reason or "undefined"))
+            floor = f"{r.norm_floor} {r.floor_value:.3f}" if not math.isnan(r.floor_value) else r.norm_floor or "–"
+            ceiling = f"{r.norm_ceiling} {r.ceiling_value:.3f}" if not math.isnan(r.ceiling_value) else r.norm_ceiling or "–"
+            raw = "–" if math.isnan(r.value) else f"{r.value:.3f}"
+            parts.append(f"| {leaderboard.md_text(r.method)} | {judge} | {r.metric} | {raw} | {shown} | "
+                         f"{leaderboard.md_text(floor)} | {leaderboard.md_text(ceiling)} |")
     pt = report_data.section("paired_tests")
     if pt.status == "ok":
         sig = pt.tables["paired_tests"]

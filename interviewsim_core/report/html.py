@@ -217,6 +217,42 @@ def _section_views(data: ReportData) -> dict[str, dict]:
                                             "Second view: each method on all of its own valid cells (not a "
                                             "common set; compare with care)."))
         views["leaderboard"]["tables"][-1].collapsed = True
+    if s.get("calibration") is not None and s["calibration"].status == "ok":
+        c = s["calibration"].tables
+        norm = c["normalised"]
+        add("calibration", table_view(norm.assign(judge=norm["judge"].fillna("(MCQ, any)"),
+                                                  metric=norm["metric"].map(_metric_name)), [
+            ("method", "Method", "text"), ("judge", "Judge", "text"), ("metric", "Metric", "text"),
+            ("value", "Raw", "num3"), ("normalised", "Normalised", "num3"), ("norm_ci_low", "CI low", "num3"),
+            ("norm_ci_high", "CI high", "num3"), ("norm_floor", "Floor", "text"), ("floor_value", "Floor raw", "num3"),
+            ("norm_ceiling", "Ceiling", "text"), ("ceiling_value", "Ceiling raw", "num3"),
+            ("n_norm_personalities", "Personalities", "int"), ("norm_reason", "Why undefined", "text")],
+            "normalised", "Normalised scores: 0 = the floor, 1 = the ceiling, per judge and metric."))
+        add("calibration", table_view(c["length_correlation"], [
+            ("judge", "Judge", "text"), ("n", "CS judgments", "int"), ("questions", "Questions", "int"),
+            ("r_within_question", "r (score, length) within question", "num3"),
+            ("slope_per_100_chars", "CS per +100 chars", "num3"), ("note", "Note", "text")], "length_correlation",
+            "Does the judge reward length? Correlation of CS and candidate length within each question."))
+        add("calibration", table_view(c["length_adjusted"], [
+            ("judge", "Judge", "text"), ("method", "Method", "text"), ("cs_raw", "CS raw", "num3"),
+            ("cs_length_adjusted", "CS, length held fixed", "num3"), ("n", "n", "int")], "length_adjusted",
+            "CS with length held fixed (the judge's within-question length slope removed)."))
+        add("calibration", table_view(c["self_preference"].assign(
+            same_family=c["self_preference"]["same_family"].map({True: "FLAGGED", False: ""})), [
+            ("judge", "Judge", "text"), ("judge_model", "Model", "text"), ("judge_family", "Family", "text"),
+            ("generator_families", "Generator families", "text"), ("same_family", "Self-preference", "text")],
+            "self_preference", "A judge from the generator's model family may prefer its answers."))
+        add("calibration", table_view(c["reference_contradictions"], [
+            ("personality_id", "Personality", "text"), ("qa_id", "Question", "text"), ("judge", "Judge", "text"),
+            ("explanation", "Judge's explanation", "text")], "reference_contradictions",
+            "The reference run's Contradictions: the person's own words against the summary of them."))
+    if s.get("human_validation") is not None and s["human_validation"].status == "ok":
+        add("human_validation", table_view(s["human_validation"].tables["validation_figures"], [
+            ("study_id", "Study", "text"), ("figure", "Figure", "text"), ("kind", "Task kind", "text"),
+            ("judge", "Judge", "text"), ("group", "Group", "text"), ("count", "Count", "int"), ("n", "n", "int"),
+            ("rate", "Rate (kappa for *_kappa)", "num3"), ("ci_low", "CI low", "num3"),
+            ("ci_high", "CI high", "num3"), ("note", "Note", "text")], "validation_figures",
+            "The paper's human validation figures, each with its count and 95% interval."))
     if s["paired_tests"].status == "ok":
         pt = s["paired_tests"].tables["paired_tests"]
         pt = pt.assign(judge=pt["judge"].fillna("(MCQ, any)"), metric=pt["metric"].map(_metric_name),

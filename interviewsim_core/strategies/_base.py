@@ -93,6 +93,11 @@ class MethodSpec:
         """Whether selecting this method's contexts embeds questions (retrieval-based strategies)."""
         return strategy_for(self.strategy).needs_embedder
 
+    @property
+    def is_calibration(self) -> bool:
+        """A calibration method (reference, copy-nearest, other-person): no generation call is made."""
+        return bool(getattr(strategy_for(self.strategy), "calibration", False))
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able form, for configs, tables and run metadata."""
         return {"name": self.name, "strategy": self.strategy, "params": dict(self.params)}
@@ -256,6 +261,9 @@ class BaseStrategy:
     aliases: ClassVar[tuple[str, ...]] = ()
     params: ClassVar[tuple[str, ...]] = ()
     needs_embedder: ClassVar[bool] = False
+    calibration: ClassVar[bool] = False
+    """A calibration method (``calibration.py``): its candidate is built without a model, so it has
+    no generation prompt at all; ``select`` refuses to run for it."""
 
     def check_params(self, params: Mapping[str, int]) -> str | None:
         low = [k for k in self.params if params[k] < 1]

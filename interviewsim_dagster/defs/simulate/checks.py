@@ -195,12 +195,17 @@ def _leak_result(run_cells, plans, fact_summary: dict, corpus: CorpusResource,
     the run-wide result and the partitions with a leak."""
     leaks: list[dict] = []
     failing: set[str] = set()
-    prompts = 0
+    prompts = by_design = 0
     for key, pid, method in run_cells:
         fs = fact_summary.get(pid)
         summaries = [s for s in fs["summary"] if isinstance(s, str)] if fs is not None else []
         detector = LeakDetector(corpus.split(pid), summaries)
         for call in plans[key]:
+            if call.row.get("_open_book") or call.given is not None:
+                # By design, and named: the reference method's open-book MCQ (the ceiling) and a
+                # calibration candidate (no prompt at all); every other prompt is checked.
+                by_design += 1
+                continue
             prompts += 1
             found = detector.find(list(call.request.messages), exempt(call) if exempt else ())
             if found:
@@ -209,5 +214,5 @@ def _leak_result(run_cells, plans, fact_summary: dict, corpus: CorpusResource,
                               "fragment": found[0][:120]})
     return dg.AssetCheckResult(
         passed=not leaks,
-        metadata={"prompts_checked": prompts, "leaks": len(leaks), "first_leaks": dg.MetadataValue.json(leaks[:20])},
+        metadata={"prompts_checked": prompts, "calibration_not_checked": by_design, "leaks": len(leaks), "first_leaks": dg.MetadataValue.json(leaks[:20])},
     ), failing

@@ -17,9 +17,11 @@ from interviewsim_core.report.catalog import fmt
 from .conftest import JUDGES, METHODS, PERSONALITIES, read_all
 from .htmlscan import ReportPage
 
-SECTIONS = ("leaderboard", "paired_tests", "judge_agreement", "human_agreement", "ps_stability", "tag_breakdown",
-            "category_breakdown", "mcq", "memory_ablation", "cost", "validity", "overlap", "premise")
-NOT_RUN = ("memory_ablation", "human_agreement", "ps_stability")  # no ablation methods, labels file or ps_stability
+SECTIONS = ("leaderboard", "calibration", "human_validation", "paired_tests", "judge_agreement", "human_agreement",
+            "ps_stability", "tag_breakdown", "category_breakdown", "mcq", "memory_ablation", "cost", "validity",
+            "overlap", "premise")
+# No ablation methods, labels file, ps_stability or study.
+NOT_RUN = ("memory_ablation", "human_agreement", "ps_stability", "human_validation")
 
 
 @pytest.fixture(scope="module")

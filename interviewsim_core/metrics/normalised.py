@@ -1,0 +1,139 @@
+"""Normalised scores: where a method stands between a floor and the ceiling, per judge and metric.
+
+``normalised = (method - floor) / (ceiling - floor)``, with the ceiling the ``reference`` method
+(the person's own held-out response, judged by the same judge) and the floor ``copy-nearest`` (what
+retrieval alone earns) or, when that was not run, ``other-person`` (a fluent answer from the wrong
+person). 0 is the floor, 1 the ceiling, whatever the metric's direction (a Contradiction Ratio's
+ceiling is the lower number, and the formula still reads "share of the way from floor to ceiling").
+
+Values are macro means over the personalities that have all three (method, floor, ceiling), from
+each method's own valid cells per personality (``method_scores``: the ``all_valid`` view). The 95%
+interval is a percentile bootstrap over those personalities (``statistics.bootstrap_statistic``):
+each resample recomputes the three means and the ratio.
+
+Nothing is invented: when a calibration was not run, has no valid value, or the ceiling equals the
+floor (a judge that always answers 5), the normalised value is NaN and ``norm_reason`` says why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..strategies.calibration import CALIBRATION_METHODS, FLOORS, REFERENCE
+from .registry import JUDGED_METRICS, MCQ_METRICS, Metric
+from .statistics import bootstrap_statistic
+
+NORMALISED_FIELDS: tuple[tuple[str, str], ...] = (
+    ("norm_floor", "str"), ("floor_value", "float"), ("norm_ceiling", "str"), ("ceiling_value", "float"),
+    ("normalised", "float"), ("norm_ci_low", "float"), ("norm_ci_high", "float"),
+    ("n_norm_personalities", "int"), ("norm_reason", "str"),
+)
+"""Leaderboard columns beside the raw value (``all_valid`` rows; the ``common`` rows name why not)."""
+
+EQUAL_TOLERANCE = 1e-12
+
+
+def _per_person(frame: pd.DataFrame, method: str, m: Metric) -> dict[str, float]:
+    sub = frame[frame["method"] == method]
+    out = {}
+    for pid, v in zip(sub["personality_id"].astype(str), sub[m.name] if m.name in sub else []):
+        if v is not None and not (isinstance(v, float) and math.isnan(v)):
+            out[pid] = float(v)
+    return out
+
+
+def normalise(method_vals: dict[str, float], floor_vals: dict[str, float], ceiling_vals: dict[str, float],
+              *, seed: int = 0, n_resamples: int = 2000) -> tuple[float, float, float, float, float, int, str]:
+    """(floor, ceiling, normalised, ci_low, ci_high, n_personalities, reason) over the shared personalities."""
+    people = sorted(set(method_vals) & set(floor_vals) & set(ceiling_vals))
+    if not people:
+        return (math.nan,) * 5 + (0, "no personality has a valid value for the method, the floor and the ceiling")
+    x = np.array([[method_vals[p], floor_vals[p], ceiling_vals[p]] for p in people], dtype=np.float64)
+    floor, ceiling = float(x[:, 1].mean()), float(x[:, 2].mean())
+    if abs(ceiling - floor) <= EQUAL_TOLERANCE:
+        return (floor, ceiling, math.nan, math.nan, math.nan, len(people),
+                f"undefined: ceiling = floor = {ceiling:g} (this judge does not separate them)")
+
+    def ratio(rows: np.ndarray) -> float:
+        mean = rows.mean(axis=0)
+        gap = mean[2] - mean[1]
+        return math.nan if abs(gap) <= EQUAL_TOLERANCE else float((mean[0] - mean[1]) / gap)
+
+    ci = bootstrap_statistic(x, ratio, seed=seed, n_resamples=n_resamples)
+    return floor, ceiling, ratio(x), ci.low, ci.high, len(people), ""
+
+
+def normalised_rows(method_scores: pd.DataFrame, methods: Sequence[str], *, floors: Sequence[str] = FLOORS,
+                    seed: int = 0, n_resamples: int = 2000) -> pd.DataFrame:
+    """Long frame: one row per (method, judge, metric, floor) with the normalised value, its CI and reason.
+
+    ``method_scores``: one row per (personality, method, judge) as the pipeline writes it. MCQ
+    metrics are judge-independent (``judge`` None), as in the leaderboard.
+    """
+    from .leaderboard import mcq_rows
+
+    rows = []
+    judges = sorted(method_scores["judge"].astype(str).unique()) if not method_scores.empty else []
+    groups: list[tuple[Metric, str | None, pd.DataFrame]] = [
+        (m, j, method_scores[method_scores["judge"].astype(str) == j]) for m in JUDGED_METRICS for j in judges]
+    groups += [(m, None, mcq_rows(method_scores)) for m in MCQ_METRICS]
+    present = set(method_scores["method"].astype(str)) if not method_scores.empty else set()
+    for m, judge, frame in groups:
+        ceiling_vals = _per_person(frame, REFERENCE, m)
+        for floor in floors:
+            floor_vals = _per_person(frame, floor, m)
+            for meth in methods:
+                base = {"method": meth, "judge": judge, "metric": m.name, "norm_floor": floor,
+                        "norm_ceiling": REFERENCE}
+                missing = [c for c in (floor, REFERENCE) if c not in present]
+                if missing:
+                    rows.append({**base, "floor_value": math.nan, "ceiling_value": math.nan, "normalised": math.nan,
+                                 "norm_ci_low": math.nan, "norm_ci_high": math.nan, "n_norm_personalities": 0,
+                                 "norm_reason": f"not run: calibration method(s) {', '.join(missing)} not in this run"})
+                    continue
+                f, c, v, lo, hi, n, why = normalise(_per_person(frame, meth, m), floor_vals, ceiling_vals,
+                                                     seed=seed, n_resamples=n_resamples)
+                if not why and (not floor_vals or not ceiling_vals):
+                    why = "no valid value for the floor or the ceiling"
+                rows.append({**base, "floor_value": f, "ceiling_value": c, "normalised": v, "norm_ci_low": lo,
+                             "norm_ci_high": hi, "n_norm_personalities": n, "norm_reason": why})
+    return pd.DataFrame(rows, columns=["method", "judge", "metric", "norm_floor", "floor_value", "norm_ceiling",
+                                       "ceiling_value", "normalised", "norm_ci_low", "norm_ci_high",
+                                       "n_norm_personalities", "norm_reason"])
+
+
+def attach(board: pd.DataFrame, method_scores: pd.DataFrame, *, seed: int = 0, n_resamples: int = 2000) -> pd.DataFrame:
+    """The leaderboard with ``NORMALISED_FIELDS`` filled: on ``all_valid`` rows, against the first floor
+    of ``FLOORS`` that was run (``copy-nearest``, else ``other-person``); ``common`` rows say where it is."""
+    out = board.copy()
+    for name, kind in NORMALISED_FIELDS:
+        out[name] = "" if kind == "str" else 0 if kind == "int" else math.nan
+    if board.empty:
+        return out
+    present = set(method_scores["method"].astype(str))
+    floor = next((f for f in FLOORS if f in present), FLOORS[0])
+    norm = normalised_rows(method_scores, sorted(set(board["method"].astype(str))), floors=(floor,), seed=seed,
+                           n_resamples=n_resamples)
+    key = {(r.method, "" if r.judge is None or (isinstance(r.judge, float)) else str(r.judge), r.metric): r
+           for r in norm.itertuples(index=False)}
+    for i, row in out.iterrows():
+        if row["view"] != "all_valid":
+            out.at[i, "norm_reason"] = "normalised on the all_valid view (each method's own valid cells)"
+            continue
+        j = row["judge"]
+        r = key.get((row["method"], "" if j is None or (isinstance(j, float) and math.isnan(j)) else str(j),
+                     row["metric"]))
+        if r is None:
+            continue
+        for name, _ in NORMALISED_FIELDS:
+            out.at[i, name] = getattr(r, name)
+    return out
+
+
+def is_calibration(method: str) -> bool:
+    """A calibration method's row (an anchor, never a contender for best)."""
+    return method in CALIBRATION_METHODS
