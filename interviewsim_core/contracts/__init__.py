@@ -27,7 +27,11 @@ from . import (
     mcq_answering,
     mcq_generation,
     personality,
+    personality_category,
     premise,
+    speaker_attribution,
+    thematic_tagging,
+    transcript_quality,
 )
 
 
@@ -54,6 +58,10 @@ REGISTRY: dict[str, Contract] = {
         atomic_item,
         mcq_generation,
         mcq_answering,
+        speaker_attribution,
+        transcript_quality,
+        thematic_tagging,
+        personality_category,
     )
 }
 REGISTRY[premise.PASS1_NAME] = PassContract(
