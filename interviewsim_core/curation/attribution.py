@@ -25,7 +25,7 @@ from ..contracts import speaker_attribution as contract
 from ..errors import Problem
 from ..llm.types import ModelConfig
 from ..pipeline.calls import PlannedCall, contract_request, result_for
-from .models import Attribution, ManifestRow, Role, Transcript
+from .models import failure_of, Attribution, ManifestRow, Role, Transcript
 
 INTERVIEWER_LABELS = frozenset({"q", "question", "reporter", "interviewer", "audience member", "the press"})
 _HONORIFIC = re.compile(r"^(?:mr|mrs|ms|miss|dr|sir|madam)\s+")
@@ -114,7 +114,7 @@ def assemble(pid: str, t: Transcript, row: ManifestRow, results: Mapping[Hashabl
             for it, sp in zip(items, res.value.speakers, strict=True):
                 placed[it.label] = Attribution(label=it.label, role=sp.role, decided_by="model", reason=sp.reason)
         else:
-            why = res.parse_error or res.error or res.status
+            why = failure_of(res)
             for it in items:
                 placed[it.label] = Attribution(label=it.label, role="other", decided_by="failed",
                                                reason=f"attribution call failed: {why}")

@@ -46,6 +46,8 @@ _CAPS_LABEL = re.compile(
 _MIXED_LABEL = re.compile(r"^(?P<label>[A-Z][\w.'\- ]{0,40}?\s\[[^\]]+\])\.(?:\s+|$)(?P<text>.*)$", re.DOTALL)
 _COLON_LABEL = re.compile(r"^(?P<label>[A-Z][\w.'\-]*(?:\s+[A-Z][\w.'\-]*){0,3}):\s+(?P<text>.*)$", re.DOTALL)
 _PLAIN_LABEL = re.compile(r"^(?P<label>Reporter|Question|Interviewer|Audience member)\.\s+(?P<text>.*)$", re.DOTALL)
+_BARE_Q = re.compile(r"^(?P<label>Q)\s+(?P<text>[A-Z].*)$", re.DOTALL)
+""""Q Mr. President, ...": the question label with its full stop lost in print."""
 _NOT_LABELS = frozenset("I II III IV V VI VII VIII IX X ONE TWO THREE FOUR FIVE SIX FIRST SECOND THIRD FOURTH FIFTH "
                         "NOTE NB PS OK NO YES".split())
 """Words that open a sentence or a list item with a colon or a full stop, not a speaker."""
@@ -54,6 +56,9 @@ _TAG = re.compile(r"</?[a-z][^>]*>|<\d{2}:[\d:.]+>", re.IGNORECASE)
 _VTT_TIME = re.compile(r"^\s*(?:\d{2}:)?\d{2}:\d{2}\.\d{3}\s+-->\s+")
 _SRT_TIME = re.compile(r"^\s*\d{1,2}:\d{2}:\d{2},\d{3}\s+-->\s+\d{1,2}:\d{2}:\d{2},\d{3}")
 _LABEL_WORDS_MAX = 8
+_QUESTIONER = re.compile(r"^(?:Q|Question|Reporter)$", re.IGNORECASE)
+_NAMED = re.compile(r"^(?:Mr\.|Mrs\.|Miss|Ms\.)?\s?[A-Z][\w.'\-]*(?: [A-Z][\w.'\-]*){0,4}(?:, [\w.'&\- ]{2,60}){0,2}:\s+")
+"""A questioner's name (and paper) printed after "Q.": who asked, not what was asked."""
 
 
 def clean(text: str, removed: Counter) -> str:
@@ -67,7 +72,7 @@ def clean(text: str, removed: Counter) -> str:
 
 def _label(paragraph: str) -> tuple[str, str] | None:
     """(label, rest) when the paragraph opens with a speaker label, else None."""
-    for pattern in (_CAPS_LABEL, _MIXED_LABEL, _PLAIN_LABEL, _COLON_LABEL):
+    for pattern in (_CAPS_LABEL, _MIXED_LABEL, _PLAIN_LABEL, _BARE_Q, _COLON_LABEL):
         m = pattern.match(paragraph)
         if m and len(m.group("label").split()) <= _LABEL_WORDS_MAX:
             label = re.sub(r"\s+", " ", m.group("label")).strip().rstrip(".")
@@ -77,13 +82,15 @@ def _label(paragraph: str) -> tuple[str, str] | None:
     return None
 
 
-def _merge(pieces: list[tuple[str, str, int]]) -> tuple[Turn, ...]:
-    """Consecutive pieces of one (non-empty) label joined into one turn; empty texts dropped."""
+def _merge(pieces: list[tuple[str, str, int]], same_label_joins: bool = True) -> tuple[Turn, ...]:
+    """Consecutive pieces of one (non-empty) label joined into one turn (captions and segments cut one
+    utterance into many; in published text a repeated label is a new turn: two reporters both "Q.");
+    empty texts dropped."""
     turns: list[tuple[str, list[str], int]] = []
     for label, text, line in pieces:
         if not text:
             continue
-        if turns and label and turns[-1][0] == label:
+        if same_label_joins and turns and label and turns[-1][0] == label:
             turns[-1][1].append(text)
         else:
             turns.append((label, [text], line))
@@ -119,22 +126,17 @@ def _text(body: str, removed: Counter) -> tuple[list[tuple[str, str, int]], bool
         if found is None and _FOOTNOTE_PARA.match(para) and pieces:
             removed["footnotes"] += 1
             continue
+        text = clean(para if found is None else found[1], removed)
+        if found is None and pieces:  # a paragraph without a label continues the turn before it
+            label, before, start = pieces[-1]
+            pieces[-1] = (label, f"{before} {text}".strip(), start)
+            continue
         if found is not None:
             labelled = True
-            current, para = found
-        pieces.append((current, clean(para, removed), n))
-    return _join_continuations(pieces), labelled
-
-
-def _join_continuations(pieces: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
-    """A paragraph without a label belongs to the turn before it (paragraph breaks are not turns)."""
-    out: list[tuple[str, str, int]] = []
-    for label, text, line in pieces:
-        if out and out[-1][0] == label:
-            out[-1] = (label, f"{out[-1][1]} {text}".strip(), out[-1][2])
-        else:
-            out.append((label, text, line))
-    return out
+            if _QUESTIONER.match(found[0]):  # "Q. Robert J. Donovan, New York Herald Tribune: Speaking of..."
+                text = _NAMED.sub("", text, count=1)
+        pieces.append((found[0] if found else "", text, n))
+    return pieces, labelled
 
 
 def _cues(body: str, timing: re.Pattern[str], removed: Counter) -> list[tuple[str, str, int]]:
@@ -226,7 +228,7 @@ def ingest_bytes(data: bytes, file: str) -> tuple[Transcript | None, list[Proble
         if not labelled:
             return None, [Problem(file, "$", "unrecognised-format",
                                   "plain text with no speaker label (such as 'NAME.' or 'Name:') at a paragraph's start")]
-    turns = _merge(pieces)
+    turns = _merge(pieces, same_label_joins=fmt != "text")
     if not problems and not turns:
         problems.append(Problem(file, "$", "no-turns", f"{fmt} transcript with no spoken text"))
     if problems:

@@ -75,3 +75,9 @@ class QAPairDraft(_Frozen):
     raw_response: str
     question_turn: int
     response_turns: tuple[int, ...]
+
+
+def failure_of(result: object) -> str:
+    """A failed call's cause in one line (a provider's traceback stays in the cache and call log, not in reports)."""
+    text = getattr(result, "parse_error", None) or getattr(result, "error", None) or getattr(result, "status", "failed")
+    return (str(text).strip().splitlines() or ["failed"])[0][:300]

@@ -12,7 +12,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from ..contracts import transcript_quality as contract
 from ..llm.types import ModelConfig
 from ..pipeline.calls import PlannedCall, contract_request, result_for
-from .models import Role, Transcript
+from .models import failure_of, Role, Transcript
 from .structuring import asks
 
 
@@ -42,5 +42,5 @@ def verdict(pid: str, t: Transcript, results: Mapping[Hashable, object]) -> tupl
     """(keep, kind, reason); a failed call excludes the transcript with the failure as its reason."""
     res = result_for(results, ("transcript_quality", pid, t.file))  # type: ignore[arg-type]
     if res.status != "ok":
-        return False, "failed", f"quality call failed: {res.parse_error or res.error or res.status}"
+        return False, "failed", f"quality call failed: {failure_of(res)}"
     return res.value.keep, res.value.kind, res.value.reason

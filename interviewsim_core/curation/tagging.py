@@ -12,7 +12,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from ..contracts import personality_category, thematic_tagging
 from ..llm.types import ModelConfig
 from ..pipeline.calls import PlannedCall, contract_request, result_for
-from .models import QAPairDraft
+from .models import failure_of, QAPairDraft
 
 
 def plan_pairs(pid: str, file: str, pairs: Sequence[QAPairDraft], model: ModelConfig) -> list[PlannedCall]:
@@ -30,7 +30,7 @@ def pair_tags(pid: str, file: str, pairs: Sequence[QAPairDraft], results: Mappin
         return [], None
     res = result_for(results, ("qa_tags", pid, file))  # type: ignore[arg-type]
     if res.status != "ok":
-        return [() for _ in pairs], f"thematic tagging failed for {file}: {res.parse_error or res.error or res.status}"
+        return [() for _ in pairs], f"thematic tagging failed for {file}: {failure_of(res)}"
     return [(t,) for t in res.value.tags], None
 
 
@@ -44,5 +44,5 @@ def category(pid: str, results: Mapping[Hashable, object]) -> tuple[str | None, 
     """(category or None, reason or failure)."""
     res = result_for(results, ("personality_category", pid))  # type: ignore[arg-type]
     if res.status != "ok":
-        return None, f"category call failed: {res.parse_error or res.error or res.status}"
+        return None, f"category call failed: {failure_of(res)}"
     return res.value.category, res.value.reason
