@@ -64,9 +64,7 @@ def curate_command(
             typer.echo(f"  warning: {w}")
         typer.echo(f"{outcome.calls} model calls planned ({cfg.name}); report: {out / 'curation_report.json'}")
     if compare is not None:
-        excluded = {pid: {c.row.date: f"{c.kind}: {c.reason}" for c in items if c.kind and not c.keep}
-                    for pid, items in outcome.transcripts.items()}
-        typer.echo(format_table(compare_corpora(outcome.documents, compare, excluded)))
+        typer.echo(format_table(compare_corpora(outcome.documents, compare, outcome.excluded())))
     if outcome.problems:
         typer.echo(f"{len(outcome.problems)} problem(s):", err=True)
         for p in outcome.problems:

@@ -58,6 +58,11 @@ class Outcome:
     documents: dict[str, dict[str, Any]] = field(default_factory=dict)
     calls: int = 0
 
+    def excluded(self) -> dict[str, dict[str, str]]:
+        """personality -> date -> why quality control excluded that transcript (for the comparison's reasons)."""
+        return {pid: {c.row.date: f"excluded by quality control, {c.kind}: {c.reason}" for c in items if c.kind and not c.keep}
+                for pid, items in self.transcripts.items()}
+
     def table(self) -> list[dict[str, Any]]:
         """One row per transcript: personality, file, format, turns, verdict, reason, pairs, removed counts."""
         rows = []
