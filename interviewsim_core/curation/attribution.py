@@ -8,7 +8,8 @@ The rule (``rule_role``), on a label with dots, case and an honorific (Mr., Dr.,
   that title in that transcript, never because of what the word means. A label within two letters
   of one of these (OCR: ``THE PRESIDNT``) counts too.
 - **interviewer**: ``Q``, ``Question``, ``Reporter``, ``Interviewer``, ``Audience member``, or a label
-  carrying a bracketed affiliation as publishers print journalists (``HELEN THOMAS [UPI]``).
+  carrying an affiliation as publishers print journalists (``HELEN THOMAS [UPI].``,
+  ``Frank Cormier, Associated Press:``).
 - **other**: text before the first label of a labelled plain-text transcript (editorial matter).
 
 Everything else (``SECRETARY MCNAMARA``, ``SPEAKER_00``, unlabelled captions) goes to the model
@@ -66,8 +67,8 @@ def rule_role(label: str, names: set[str], fmt: str) -> tuple[Role, str] | None:
         return "person", "within two letters of the person's name or title (transcription slip)"
     if n in INTERVIEWER_LABELS:
         return "interviewer", "a questioner's label"
-    if "[" in label and "]" in label:
-        return "interviewer", "a bracketed affiliation, as journalists are printed"
+    if ("[" in label and "]" in label) or ", " in label:
+        return "interviewer", "a name with its affiliation, as journalists are printed"
     return None
 
 

@@ -44,7 +44,8 @@ _CAPS_LABEL = re.compile(
     rf"^(?P<label>(?:THE\.?\s+PRESIDENT|The\s+PRESIDENT|Q|(?:{_TITLES})?[A-Z][A-Z'\-]+(?:\s+[A-Z][A-Z'\-]*\.?)*"
     rf"(?:\s+\[[^\]]+\])?))\.(?:\s+|$)(?P<text>.*)$", re.DOTALL)
 _MIXED_LABEL = re.compile(r"^(?P<label>[A-Z][\w.'\- ]{0,40}?\s\[[^\]]+\])\.(?:\s+|$)(?P<text>.*)$", re.DOTALL)
-_COLON_LABEL = re.compile(r"^(?P<label>[A-Z][\w.'\-]*(?:\s+[A-Z][\w.'\-]*){0,3}):\s+(?P<text>.*)$", re.DOTALL)
+_COLON_LABEL = re.compile(r"^(?P<label>[A-Z][\w.'\-]*(?:\s+[A-Z][\w.'\-]*){0,4}(?:,\s[\w.'&\- ]{2,60}){0,2}):\s+(?P<text>.*)$",
+                          re.DOTALL)
 _PLAIN_LABEL = re.compile(r"^(?P<label>Reporter|Question|Interviewer|Audience member)\.\s+(?P<text>.*)$", re.DOTALL)
 _BARE_Q = re.compile(r"^(?P<label>Q)\s+(?P<text>[A-Z].*)$", re.DOTALL)
 """"Q Mr. President, ...": the question label with its full stop lost in print."""

@@ -60,7 +60,7 @@ class Outcome:
 
     def excluded(self) -> dict[str, dict[str, str]]:
         """personality -> date -> why quality control excluded that transcript (for the comparison's reasons)."""
-        return {pid: {c.row.date: f"excluded by quality control, {c.kind}: {c.reason}" for c in items if c.kind and not c.keep}
+        return {pid: {c.row.date: f"excluded by quality control as {c.kind}" for c in items if c.kind and not c.keep}
                 for pid, items in self.transcripts.items()}
 
     def table(self) -> list[dict[str, Any]]:
