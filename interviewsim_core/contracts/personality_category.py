@@ -12,7 +12,7 @@ from typing import Literal, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.types import Message
-from ._guards import Instructions, format_literals
+from ._guards import Instructions, format_literals, reject_placeholder
 from ._json import load_object, require_choice, require_keys, require_text
 from .generation import one_line
 
@@ -25,12 +25,15 @@ CATEGORIES = ("Film & Television", "Music", "Sports", "Business & Technology", "
               "Media & Internet", "Arts & Culture", "Public Service & Social Influence")
 SAMPLE_QUESTIONS = 20
 
+REASON_PLACEHOLDER = "<one sentence>"
+"""The reply shape's placeholder: the template shows it, the parser refuses it as a reason."""
+
 SYSTEM_TEMPLATE = (
     MARKER + "\n"
     "You place one interviewed person in exactly one category of public life: "
     + "; ".join(CATEGORIES) + ".\n"
     "Decide from the profile and the questions interviewers put to the person.\n"
-    'Reply with exactly one JSON object: {"category": "Music", "reason": "one sentence"}'
+    'Reply with exactly one JSON object: {"category": "Music", "reason": "' + REASON_PLACEHOLDER + '"}'
 )
 
 USER_HEADER = "Person: {person}\nProfile: {profile}\nQuestions ({n}):"
@@ -63,7 +66,7 @@ def parse(raw: str) -> Result:
     obj = load_object(raw, NAME, INSTRUCTIONS)
     require_keys(obj, ("category", "reason"), NAME, raw)
     return Result(category=require_choice(obj["category"], "category", CATEGORIES, NAME, raw),
-                  reason=require_text(obj["reason"], "reason", NAME, raw))
+                  reason=reject_placeholder(require_text(obj["reason"], "reason", NAME, raw), "reason", (REASON_PLACEHOLDER,), NAME, raw))
 
 
 MAX_TOKENS = 300

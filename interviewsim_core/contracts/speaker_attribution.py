@@ -16,7 +16,7 @@ from typing import Literal, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.types import Message
-from ._guards import Instructions, format_literals
+from ._guards import Instructions, format_literals, reject_placeholder
 from ._json import fail, load_object, require_choice, require_keys, require_text
 from .generation import one_line
 
@@ -29,6 +29,9 @@ ROLES = ("person", "interviewer", "other")
 SAMPLE_TURNS = 3
 SAMPLE_CHARS = 300
 
+REASON_PLACEHOLDER = "<why, in a few words>"
+"""The reply shape's placeholder: the template shows it, the parser refuses it as a reason."""
+
 SYSTEM_TEMPLATE = (
     MARKER + "\n"
     "You read speaker labels from one interview transcript and decide who each one is.\n"
@@ -39,7 +42,7 @@ SYSTEM_TEMPLATE = (
     "Decide from what each speaker says and from the labels already known. Give one entry per item, "
     "in the order given, and nothing else.\n"
     "Reply with exactly one JSON object: "
-    '{"speakers": [{"item": 1, "role": "person", "reason": "why, in a few words"}, ...]}'
+    '{"speakers": [{"item": 1, "role": "person", "reason": "' + REASON_PLACEHOLDER + '"}, ...]}'
 )
 
 USER_HEADER = "Person: {person}\nTitle on this date: {title}\nAliases: {aliases}\nDate: {date}\n" \
@@ -119,7 +122,7 @@ def parse(raw: str, n_items: int | None = None) -> Result:
         if row["item"] != i or isinstance(row["item"], bool):
             fail(NAME, f"{where}.item must be {i} (items in the order asked), got {row['item']!r}", raw)
         role = require_choice(row["role"], f"{where}.role", ROLES, NAME, raw)
-        out.append(Speaker(item=i, role=role, reason=require_text(row["reason"], f"{where}.reason", NAME, raw)))
+        out.append(Speaker(item=i, role=role, reason=reject_placeholder(require_text(row["reason"], f"{where}.reason", NAME, raw), f"{where}.reason", (REASON_PLACEHOLDER,), NAME, raw)))
     return Result(speakers=tuple(out))
 
 

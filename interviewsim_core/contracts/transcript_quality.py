@@ -14,7 +14,7 @@ from typing import Literal, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.types import Message
-from ._guards import Instructions, format_literals
+from ._guards import Instructions, format_literals, reject_placeholder
 from ._json import load_object, require_choice, require_keys, require_text
 from .generation import one_line
 
@@ -27,6 +27,9 @@ KINDS = ("interview", "group_discussion", "scripted_monologue", "person_silent")
 EXCERPT_TURNS = 16
 EXCERPT_CHARS = 240
 
+REASON_PLACEHOLDER = "<one sentence on what decided it>"
+"""The reply shape's placeholder: the template shows it, the parser refuses it as a reason."""
+
 SYSTEM_TEMPLATE = (
     MARKER + "\n"
     "You check whether a transcript is an interview in which the named person answers questions.\n"
@@ -36,7 +39,7 @@ SYSTEM_TEMPLATE = (
     "- scripted_monologue: the person reads or speaks at length with (almost) no question answered;\n"
     "- person_silent: the person does not speak, or says almost nothing.\n"
     "Reply with exactly one JSON object: "
-    '{"kind": "interview", "reason": "one sentence on what decided it"}'
+    '{"kind": "interview", "reason": "' + REASON_PLACEHOLDER + '"}'
 )
 
 USER_HEADER = "Person: {person}\nStatistics: {stats}\nExcerpt ({n} turns):"
@@ -77,7 +80,7 @@ def parse(raw: str) -> Result:
     obj = load_object(raw, NAME, INSTRUCTIONS)
     require_keys(obj, ("kind", "reason"), NAME, raw)
     return Result(kind=require_choice(obj["kind"], "kind", KINDS, NAME, raw),
-                  reason=require_text(obj["reason"], "reason", NAME, raw))
+                  reason=reject_placeholder(require_text(obj["reason"], "reason", NAME, raw), "reason", (REASON_PLACEHOLDER,), NAME, raw))
 
 
 MAX_TOKENS = 300

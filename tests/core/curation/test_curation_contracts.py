@@ -46,7 +46,8 @@ def test_offline_quality_verdict_follows_the_statistics(stats, kind) -> None:
 
 
 def test_quality_parser_is_strict() -> None:
-    for bad in ['{"kind": "interview"}', '{"kind": "talk", "reason": "r"}', 'interview', '{"kind": "interview", "reason": ""}']:
+    for bad in ['{"kind": "interview"}', '{"kind": "talk", "reason": "r"}', 'interview', '{"kind": "interview", "reason": ""}',
+                json.dumps({"kind": "interview", "reason": transcript_quality.REASON_PLACEHOLDER})]:
         with pytest.raises(ContractParseError):
             transcript_quality.parse(bad)
 
