@@ -18,7 +18,7 @@ import time
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 BENCHMARKS = ("bench_leaks", "bench_retrieval", "bench_gateway", "bench_orchestration", "bench_cache", "bench_scale",
-              "bench_ui", "bench_cost", "bench_view", "bench_plan", "bench_product", "bench_automation")
+              "bench_ui", "bench_cost", "bench_view", "bench_plan", "bench_product", "bench_automation", "bench_curation")
 QUICK_ARGS: dict[str, list[str]] = {
     "bench_leaks": ["--quick"],
     "bench_gateway": ["--n", "200", "--rounds", "1"],
@@ -28,6 +28,7 @@ QUICK_ARGS: dict[str, list[str]] = {
     "bench_plan": ["--quick"],
     "bench_product": ["--quick"],
     "bench_automation": ["--quick"],
+    "bench_curation": ["--quick"],
 }
 """Arguments of each benchmark under ``--quick`` (the others take none)."""
 

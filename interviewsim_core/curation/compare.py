@@ -141,7 +141,8 @@ def format_table(rows: list[PersonComparison], top: int = 3) -> str:
     lines.append("| **total** | " + " | ".join(str(x) for x in t) + " |")
     lines.append("")
     for r in rows:
-        lines.append(f"{r.personality_id}: " + "; ".join(f"{n} {why}" for why, n in list(r.reasons.items())[:top]))
+        lines.append(f"{r.personality_id}: " + ("; ".join(f"{n} {why}" for why, n in list(r.reasons.items())[:top])
+                                                 or "no difference"))
     return "\n".join(lines)
 
 
