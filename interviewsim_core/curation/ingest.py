@@ -37,18 +37,18 @@ _HEAD_ITEM = re.compile(r"^(?P<head>[^a-z\[\]]*?[A-Z]{2}[^a-z\[\]]*?)\s*(?=\[(?:
 _HEAD_Q = re.compile(r"^[A-Z][A-Z ,.'&-]*[A-Z]\s+(?=(?:Q|THE PRESIDENT)\.\s)")
 _ALWAYS_LABEL = re.compile(r"^(?:THE\.?\s+PRESIDENT|Q)$", re.IGNORECASE)
 _HEADING = re.compile(r"^(?=.*[A-Z]{2})[A-Z0-9][^a-z]{0,120}$")
-_FOOTNOTE_PARA = re.compile(r"^\d{1,2}\s+[A-Z]")
+_FOOTNOTE_PARA = re.compile(r"^\d{1,2}\s*[A-Z]")
 _FOOTNOTE_MARK = re.compile(r"(?<=[.?!\"'])\s*\d{1,2}$")
 _TITLES = r"(?:MR|MRS|MS|DR|GEN|SEN|REP|GOV|SEC)\.\s"
 _CAPS_LABEL = re.compile(
     rf"^(?P<label>(?:THE\.?\s+PRESIDENT|The\s+PRESIDENT|Q|(?:{_TITLES})?[A-Z][A-Z'\-]+(?:\s+[A-Z][A-Z'\-]*\.?)*"
-    rf"(?:\s+\[[^\]]+\])?))\.(?:\s+|$)(?P<text>.*)$", re.DOTALL)
+    rf"(?:\s+\[[^\]]+\])?))\.{{1,2}}(?:\s+|$)(?P<text>.*)$", re.DOTALL)
 _MIXED_LABEL = re.compile(r"^(?P<label>[A-Z][\w.'\- ]{0,40}?\s\[[^\]]+\])\.(?:\s+|$)(?P<text>.*)$", re.DOTALL)
 _COLON_LABEL = re.compile(r"^(?P<label>[A-Z][\w.'\-]*(?:\s+[A-Z][\w.'\-]*){0,4}(?:,\s[\w.'&\- ]{2,60}){0,2}):\s+(?P<text>.*)$",
                           re.DOTALL)
 _PLAIN_LABEL = re.compile(r"^(?P<label>Reporter|Question|Interviewer|Audience member)\.\s+(?P<text>.*)$", re.DOTALL)
-_BARE_Q = re.compile(r"^(?P<label>Q)\s+(?P<text>[A-Z].*)$", re.DOTALL)
-""""Q Mr. President, ...": the question label with its full stop lost in print."""
+_BARE_Q = re.compile(r"^(?P<label>Q|THE PRESIDENT)\s+(?P<text>[A-Z][a-z].*)$", re.DOTALL)
+""""Q Mr. President, ...", "THE PRESIDENT Well, ...": a usual label whose full stop was lost in print."""
 _NOT_LABELS = frozenset("I II III IV V VI VII VIII IX X ONE TWO THREE FOUR FIVE SIX FIRST SECOND THIRD FOURTH FIFTH "
                         "NOTE NB PS OK NO YES".split())
 """Words that open a sentence or a list item with a colon or a full stop, not a speaker."""

@@ -61,3 +61,15 @@ def test_detect() -> None:
     assert detect("1\n00:00:01,000 --> 00:00:02,000\nhi\n") == "srt"
     assert detect('{"segments": []}') == "diarised_json"
     assert detect(f"{PERSON}: hi") == "text"
+
+
+def test_print_slips_of_real_transcripts() -> None:
+    body = ("[6.] Q.. Doubled stop?\n\nTHE PRESIDENT Well, no stop at all.\n\n11The Accords were signed. \n\n"
+            "VIET-NAM--OUR DESIRE FOR PEACE [15.] Q Mr. President, a bare Q?\n\n"
+            "Q. Frank Cormier, Associated Press: Named?\n\nFrank Cormier, Associated Press: Colon label?\n")
+    t, problems = ingest_bytes(body.encode(), "x.txt")
+    assert problems == []
+    assert [(x.label, x.text) for x in t.turns] == [
+        ("Q", "Doubled stop?"), ("THE PRESIDENT", "Well, no stop at all."), ("Q", "Mr. President, a bare Q?"),
+        ("Q", "Named?"), ("Frank Cormier, Associated Press", "Colon label?")]
+    assert t.removed["footnotes"] == 1 and t.removed["headings"] == 1 and t.removed["item_numbers"] == 2
