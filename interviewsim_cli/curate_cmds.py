@@ -72,6 +72,17 @@ def curate_command(
         raise typer.Exit(code=1)
 
 
+def sample_transcripts_command(
+    out: Annotated[Path, typer.Argument(help="Folder to write the raw transcripts and manifest.json into.")],
+) -> None:
+    """Write the synthetic sample's interviews as raw transcripts (text, WebVTT, SRT, diarised JSON) + a manifest."""
+    from interviewsim_core.curation.sample_transcripts import write_sample_transcripts
+
+    manifest = write_sample_transcripts(out)
+    typer.echo(f"wrote {manifest}; curate with: interviewsim curate --transcripts {out} --manifest {manifest} --out CORPUS_DIR")
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``curate`` to the ``interviewsim`` app."""
+    """Add ``curate`` and ``sample-transcripts`` to the ``interviewsim`` app."""
     app.command("curate")(curate_command)
+    app.command("sample-transcripts")(sample_transcripts_command)
