@@ -48,8 +48,9 @@ def curate_command(
     else:
         table = outcome.table()
         kept = sum(r["kept"] for r in table)
-        typer.echo(f"{len(table)} transcripts, {kept} kept by quality control "
-                   f"({kept / len(table):.1%})" if table else "no transcript")
+        reviewed = sum(r["kind"] == "reviewed" for r in table)
+        typer.echo(f"{len(table)} transcripts, {kept} kept by quality control and review ({reviewed} reviewed): "
+                   f"retention {kept / len(table):.1%}" if table else "no transcript")
         for pid, path in sorted(outcome.written.items()):
             doc = outcome.documents[pid]
             n = sum(len(i["qa_pairs"]) for i in doc["interviews"])
@@ -82,7 +83,25 @@ def sample_transcripts_command(
     typer.echo(f"wrote {manifest}; curate with: interviewsim curate --transcripts {out} --manifest {manifest} --out CORPUS_DIR")
 
 
+def review_command(
+    corpus: Annotated[Path, typer.Argument(help="The curated corpus folder (--out of curate).")],
+    file: Annotated[str, typer.Argument(help="The transcript, as the manifest names it.")],
+    accept: Annotated[bool, typer.Option("--accept/--reject", help="Keep or exclude the transcript.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why (kept in review.csv and the curation report).")],
+) -> None:
+    """Record a reviewer's decision on one transcript; the next `interviewsim curate` honours it."""
+    from interviewsim_core.curation.review import record_decision
+
+    try:
+        path = record_decision(corpus, file, "accept" if accept else "reject", reason)
+    except ValueError as exc:
+        typer.echo(f"usage: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    typer.echo(f"recorded in {path}; re-run `interviewsim curate` to apply it")
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``curate`` and ``sample-transcripts`` to the ``interviewsim`` app."""
+    """Add ``curate``, ``curate-review`` and ``sample-transcripts`` to the ``interviewsim`` app."""
     app.command("curate")(curate_command)
+    app.command("curate-review")(review_command)
     app.command("sample-transcripts")(sample_transcripts_command)

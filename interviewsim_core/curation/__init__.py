@@ -12,5 +12,7 @@ gateway's cache, plan and budget gate apply):
 - ``tagging``     one thematic category per pair, one of eight categories per personality (model).
 - ``corpus``      one prepared_input.json per personality + provenance, atomically.
 - ``compare``     pairs found / matched / missed / extra against a reference corpus.
+- ``review``      human verification decisions (review.csv), honoured by a re-run.
+- ``sample_transcripts`` the synthetic sample as raw transcripts in the four formats.
 - ``run``         the steps in order, for the CLI.
 """

@@ -23,6 +23,7 @@ from ..pipeline.calls import CallRunner, PlannedCall, run_calls
 from . import attribution, corpus, quality, structuring, tagging
 from .ingest import ingest_file
 from .manifest import read_manifest
+from .review import read_decisions
 from .models import Attribution, ManifestRow, QAPairDraft, Role, Transcript
 
 STEPS = {"speaker_turns": "speaker_attribution", "transcript_quality": "transcript_quality",
@@ -130,9 +131,15 @@ def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model:
     # quality control: one call per transcript
     results = _run(gateway, [quality.plan(pid, c.row.person_name, c.transcript, c.roles, model)
                              for pid, items in live.items() for c in items], outcome)
+    decisions, review_problems = read_decisions(out) if out is not None else ({}, [])
+    outcome.warnings += [str(p) for p in review_problems]
     for pid, items in live.items():
         for c in items:
             c.keep, c.kind, c.reason = quality.verdict(pid, c.transcript, results)
+            if c.row.file in decisions:  # human verification wins over the automated verdict
+                decision, why = decisions[c.row.file]
+                c.keep, c.reason = decision == "accept", f"{decision}ed by a reviewer: {why} (quality control: {c.kind}: {c.reason})"
+                c.kind = "reviewed"
             if c.keep:
                 c.pairs, c.qa_stats = structuring.structure(c.transcript, c.roles)
 

@@ -133,3 +133,22 @@ def test_cli_curates_offline_and_a_rerun_makes_no_new_call(tmp_path) -> None:
         again = curate(d, m, gw, OFFLINE)
         assert gw.stats.calls_made == 0 and gw.stats.cache_hits + gw.stats.deduplicated == report["model_calls"]
     assert again.documents["P"] == json.loads((out / "P" / "prepared_input.json").read_text())
+
+
+def test_a_rerun_honours_the_reviewers_decisions(tmp_path, runner) -> None:
+    from interviewsim_core.curation.review import read_decisions, record_decision
+
+    d = _folder(tmp_path)
+    m = write_manifest(tmp_path / "m.json", _rows())
+    out = tmp_path / "corpus"
+    first = curate(d, m, runner, OFFLINE, out=out)
+    assert len(first.documents["P"]["interviews"]) == 4
+    record_decision(out, "dialogue.vtt", "reject", "captions of a different event")
+    record_decision(out, "dialogue.vtt", "reject", "captions of another event")  # replaced, not duplicated
+    assert read_decisions(out)[0] == {"dialogue.vtt": ("reject", "captions of another event")}
+    again = curate(d, m, runner, OFFLINE, out=out)
+    assert len(again.documents["P"]["interviews"]) == 3
+    row = next(r for r in again.table() if r["file"] == "dialogue.vtt")
+    assert row["kept"] is False and "rejected by a reviewer: captions of another event" in row["reason"]
+    (out / "review.csv").write_text("file,decision,reason\ndialogue.vtt,maybe,x\n", encoding="utf-8")
+    assert [p.rule for p in read_decisions(out)[1]] == ["review-decision"]

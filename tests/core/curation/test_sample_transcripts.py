@@ -38,3 +38,15 @@ def test_sample_transcripts_command(tmp_path) -> None:
     res = CliRunner().invoke(app, ["sample-transcripts", str(tmp_path / "raw")])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "raw" / "manifest.json").is_file() and len(list((tmp_path / "raw").glob("*/*.vtt"))) == 15
+
+
+def test_curate_review_command(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from interviewsim_cli import app
+    from interviewsim_core.curation.review import read_decisions
+
+    r = CliRunner()
+    assert r.invoke(app, ["curate-review", str(tmp_path), "a.txt", "--reject", "--reason", "a panel"]).exit_code == 0
+    assert r.invoke(app, ["curate-review", str(tmp_path), "a.txt", "--accept", "--reason", " "]).exit_code == 2
+    assert read_decisions(tmp_path)[0] == {"a.txt": ("reject", "a panel")}
