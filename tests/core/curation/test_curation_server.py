@@ -5,24 +5,13 @@ from __future__ import annotations
 
 import json
 
-from interviewsim_core.contracts import REGISTRY
 from interviewsim_core.curation.run import curate
 from interviewsim_core.factories import gateway_at
 from interviewsim_core.llm.testing import FakeOpenAIServer, FakeServerConfig
 from interviewsim_core.llm.types import ModelConfig
-from interviewsim_core.offline import respond
+from interviewsim_core.offline.stand_in import offline_reply
 
 from curation_fixtures import FORMATS, PERSON, write_manifest
-
-CURATION = ("speaker_attribution", "transcript_quality", "thematic_tagging", "personality_category")
-
-
-def _reply(messages):
-    """The server answers as the offline model would, choosing the contract by its prompt marker."""
-    system = next(m["content"] for m in messages if m["role"] == "system")
-    name = next(n for n in CURATION if REGISTRY[n].MARKER in system)
-    return respond(messages, name)
-
 
 def test_every_request_is_constrained_and_a_rerun_makes_no_call(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
@@ -33,7 +22,7 @@ def test_every_request_is_constrained_and_a_rerun_makes_no_call(tmp_path, monkey
     rows = [{"file": name, "personality_id": "P", "person_name": PERSON, "date": f"202{i}-01-01"}
             for i, (name, _r) in enumerate(FORMATS.values())]
     manifest = write_manifest(tmp_path / "m.json", rows)
-    with FakeOpenAIServer(FakeServerConfig(reply=_reply)) as srv:
+    with FakeOpenAIServer(FakeServerConfig(reply=offline_reply)) as srv:
         model = ModelConfig(model="openai/curator", api_base=srv.base_url, max_retries=0)
         with gateway_at(tmp_path / "cache.sqlite") as gw:
             first = curate(d, manifest, gw, model)
