@@ -25,6 +25,7 @@ from interviewsim_core.contracts import (
     personality,
     personality_category,
     premise,
+    qa_structuring,
     speaker_attribution,
     thematic_tagging,
     transcript_quality,
@@ -48,6 +49,7 @@ class ParseTarget(str, Enum):
     premise_pass2 = "premise-pass2"
     speaker_attribution = "speaker-attribution"
     transcript_quality = "transcript-quality"
+    qa_structuring = "qa-structuring"
     thematic_tagging = "thematic-tagging"
     personality_category = "personality-category"
 
@@ -94,6 +96,7 @@ def parser_for(
         ParseTarget.premise_pass2: premise.parse_pass2,
         ParseTarget.speaker_attribution: speaker_attribution.parse,
         ParseTarget.transcript_quality: transcript_quality.parse,
+        ParseTarget.qa_structuring: qa_structuring.parse,
         ParseTarget.thematic_tagging: thematic_tagging.parse,
         ParseTarget.personality_category: personality_category.parse,
     }

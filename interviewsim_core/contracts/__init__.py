@@ -29,6 +29,7 @@ from . import (
     personality,
     personality_category,
     premise,
+    qa_structuring,
     speaker_attribution,
     thematic_tagging,
     transcript_quality,
@@ -60,6 +61,7 @@ REGISTRY: dict[str, Contract] = {
         mcq_answering,
         speaker_attribution,
         transcript_quality,
+        qa_structuring,
         thematic_tagging,
         personality_category,
     )

@@ -26,7 +26,7 @@ from .manifest import read_manifest
 from .review import read_decisions
 from .models import Attribution, ManifestRow, QAPairDraft, Role, Transcript
 
-STEPS = {"speaker_turns": "speaker_attribution", "transcript_quality": "transcript_quality",
+STEPS = {"speaker_turns": "speaker_attribution", "transcript_quality": "transcript_quality", "qa_pairs": "qa_structuring",
          "qa_tags": "thematic_tagging", "personality_category": "personality_category"}
 
 
@@ -43,7 +43,6 @@ class Curated:
     reason: str = ""
     pairs: list[QAPairDraft] = field(default_factory=list)
     tags: list[tuple[str, ...]] = field(default_factory=list)
-    qa_stats: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -73,7 +72,7 @@ class Outcome:
                 rows.append({"personality_id": pid, "file": c.row.file, "date": c.row.date,
                              "format": t.format if t else None, "turns": len(t.turns) if t else 0,
                              "kept": c.keep, "kind": c.kind, "reason": c.reason, "pairs": len(c.pairs),
-                             "removed": t.removed if t else {}, "qa": c.qa_stats})
+                             "removed": t.removed if t else {}})
         return rows
 
 
@@ -140,8 +139,16 @@ def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model:
                 decision, why = decisions[c.row.file]
                 c.keep, c.reason = decision == "accept", f"{decision}ed by a reviewer: {why} (quality control: {c.kind}: {c.reason})"
                 c.kind = "reviewed"
+
+    # QA structuring: one call per kept transcript (the offline model answers with the rule)
+    results = _run(gateway, [structuring.plan(pid, c.row.person_name, c.transcript, c.roles, model)
+                             for pid, items in live.items() for c in items if c.keep], outcome)
+    for pid, items in live.items():
+        for c in items:
             if c.keep:
-                c.pairs, c.qa_stats = structuring.structure(c.transcript, c.roles)
+                c.pairs, failure = structuring.assemble(pid, c.transcript, results)
+                if failure:
+                    outcome.warnings.append(failure)
 
     # thematic tagging: one call per kept transcript with pairs, one per personality
     planned = [p for pid, items in live.items() for c in items if c.keep
@@ -194,8 +201,7 @@ def _provenance(folder: Path, pid: str, items: list[Curated], ordered: list[Cura
         "category": cat, "category_reason": why,
         "steps": {"ingest": {"model": None, "rule": "curation.ingest"},
                   **{step: {"model": model.name, "contract": name, "prompt_version": version_of(name)}
-                     for step, name in STEPS.items()},
-                  "qa_pairs": {"model": None, "rule": "curation.structuring", "min_words": structuring.MIN_WORDS}},
+                     for step, name in STEPS.items()}},
         "transcripts": [
             {"file": c.row.file, "sha256": corpus.sha256_of(folder / c.row.file), "date": c.row.date,
              "title": c.row.title, "source_url": c.row.source_url, "interview_id": iid.get(id(c)),

@@ -1,4 +1,5 @@
-"""QA structuring (the rule; the offline path): question-answer pairs from attributed turns.
+"""QA structuring: question-answer pairs from attributed turns; ``structure`` is the rule (the offline
+model answers ``contracts/qa_structuring`` with it), ``plan``/``assemble`` ask the model.
 
 A **question** is an interviewer turn that asks something (it holds a ``?``). The **response** is
 the person's reply: the person's turns that follow it, up to the next turn that is not the person's
@@ -15,9 +16,12 @@ stay. The raw span (the turns' text as ingested) is kept beside the normalised t
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
-from .models import QAPairDraft, Role, Transcript
+from ..contracts import qa_structuring as qa_contract
+from ..llm.types import ModelConfig
+from ..pipeline.calls import PlannedCall, contract_request, result_for
+from .models import QAPairDraft, Role, Transcript, failure_of
 
 MIN_WORDS = 3
 _FILLER = re.compile(r"(?i)(?<![\w'])(?:uh+|um+|erm|er|ah)(?![\w'])[,.]?\s*")
@@ -73,3 +77,30 @@ def structure(t: Transcript, roles: Sequence[Role]) -> tuple[list[QAPairDraft], 
             question = i
     close()
     return pairs, stats
+
+
+def _turns(t: Transcript, roles: Sequence[Role]) -> list[tuple[str, str, str]]:
+    return [(role, turn.label, turn.text) for turn, role in zip(t.turns, roles, strict=True)]
+
+
+def plan(pid: str, person: str, t: Transcript, roles: Sequence[Role], model: ModelConfig) -> PlannedCall:
+    """One ``qa_structuring`` call per kept transcript; the parser is bound to its turns and roles."""
+    turns = _turns(t, roles)
+    request = contract_request(qa_contract, qa_contract.build_messages(person, turns), item_id=f"{pid}/{t.file}",
+                               parser=lambda raw, turns=turns: qa_contract.parse(raw, turns))
+    return PlannedCall(("qa_pairs", pid, t.file), model, request, {"file": t.file})
+
+
+def assemble(pid: str, t: Transcript, results: Mapping[Hashable, object]) -> tuple[list[QAPairDraft], str | None]:
+    """The model's pairs with their raw spans (rebuilt from the turn indices), pairs under MIN_WORDS
+    dropped; or no pair and the failure, when the call failed."""
+    res = result_for(results, ("qa_pairs", pid, t.file))  # type: ignore[arg-type]
+    if res.status != "ok":
+        return [], f"QA structuring failed for {t.file}: {failure_of(res)}"
+    pairs = []
+    for p in res.value.pairs:
+        if len(p.question.split()) >= MIN_WORDS and len(p.response.split()) >= MIN_WORDS:
+            pairs.append(QAPairDraft(question=p.question, response=p.response, raw_question=t.turns[p.question_turn].text,
+                                     raw_response=" ".join(t.turns[i].text for i in p.response_turns),
+                                     question_turn=p.question_turn, response_turns=p.response_turns))
+    return pairs, None

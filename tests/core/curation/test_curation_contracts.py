@@ -76,3 +76,22 @@ def test_output_schemas_carry_the_choices() -> None:
     assert "Identity Narrative" in json.dumps(thematic_tagging.output_schema())
     assert "person_silent" in json.dumps(transcript_quality.output_schema())
     assert "interviewer" in json.dumps(speaker_attribution.output_schema())
+
+
+def test_qa_structuring_parser_holds_the_model_to_the_turns() -> None:
+    from interviewsim_core.contracts import qa_structuring
+
+    turns = [("interviewer", "Q", "Was it, uh, hard for you?"), ("person", "ANN", "Um, it was hard, I think."),
+             ("person", "ANN", "But worth it."), ("other", "AIDE", "Time is up.")]
+    ok = {"pairs": [{"question_turn": 0, "response_turns": [1, 2], "question": "Was it hard for you?",
+                     "response": "It was hard, I think. But worth it."}]}
+    assert qa_structuring.parse(json.dumps(ok), turns).pairs[0].response_turns == (1, 2)
+    msgs = qa_structuring.build_messages("Ann", turns)
+    assert json.loads(respond(msgs, qa_structuring.NAME))["pairs"][0]["response_turns"] == [1, 2]
+    bad = [dict(ok["pairs"][0], response_turns=[1, 2, 3]),                          # another speaker's turn
+           dict(ok["pairs"][0], question_turn=1, response_turns=[2]),               # a question that is the person's
+           dict(ok["pairs"][0], response="Difficult yet worthwhile, in my opinion."),  # a paraphrase
+           dict(ok["pairs"][0], response_turns=[2])]                                 # not right after the question
+    for pair in bad:
+        with pytest.raises(ContractParseError):
+            qa_structuring.parse(json.dumps({"pairs": [pair]}), turns)
