@@ -23,7 +23,12 @@ from interviewsim_core.contracts import (
     mcq_answering,
     mcq_generation,
     personality,
+    personality_category,
     premise,
+    qa_structuring,
+    speaker_attribution,
+    thematic_tagging,
+    transcript_quality,
 )
 from interviewsim_core.errors import ContractParseError
 
@@ -42,6 +47,11 @@ class ParseTarget(str, Enum):
     mcq_answers = "mcq-answers"
     premise_pass1 = "premise-pass1"
     premise_pass2 = "premise-pass2"
+    speaker_attribution = "speaker-attribution"
+    transcript_quality = "transcript-quality"
+    qa_structuring = "qa-structuring"
+    thematic_tagging = "thematic-tagging"
+    personality_category = "personality-category"
 
 
 class _Usage(ValueError):
@@ -84,6 +94,11 @@ def parser_for(
         ParseTarget.atomic_item: atomic_item.parse,
         ParseTarget.premise_pass1: premise.parse_pass1,
         ParseTarget.premise_pass2: premise.parse_pass2,
+        ParseTarget.speaker_attribution: speaker_attribution.parse,
+        ParseTarget.transcript_quality: transcript_quality.parse,
+        ParseTarget.qa_structuring: qa_structuring.parse,
+        ParseTarget.thematic_tagging: thematic_tagging.parse,
+        ParseTarget.personality_category: personality_category.parse,
     }
     return simple[target]
 

@@ -27,7 +27,12 @@ from . import (
     mcq_answering,
     mcq_generation,
     personality,
+    personality_category,
     premise,
+    qa_structuring,
+    speaker_attribution,
+    thematic_tagging,
+    transcript_quality,
 )
 
 
@@ -54,6 +59,11 @@ REGISTRY: dict[str, Contract] = {
         atomic_item,
         mcq_generation,
         mcq_answering,
+        speaker_attribution,
+        transcript_quality,
+        qa_structuring,
+        thematic_tagging,
+        personality_category,
     )
 }
 REGISTRY[premise.PASS1_NAME] = PassContract(

@@ -60,6 +60,8 @@ def test_single_input_parsers_take_only_the_model_output() -> None:
             assert params == ["raw", "atomic_question", "atomic_answer", "n_options"]
         elif name == mcq_answering.NAME:
             assert params == ["raw", "label_sets"]
+        elif name in ("speaker_attribution", "thematic_tagging", "qa_structuring"):  # what was asked, bound by the caller
+            assert params == ["raw", {"speaker_attribution": "n_items", "thematic_tagging": "n_pairs"}.get(name, "turns")]
         else:
             assert params == ["raw"], name
 

@@ -12,6 +12,7 @@ from interviewsim_core.contracts import REGISTRY, version_of
 EXPECTED = {
     "generation", "content_similarity", "fact_summary", "factual_consistency", "personality",
     "atomic_item", "mcq_generation", "mcq_answering", "premise_pass1", "premise_pass2",
+    "speaker_attribution", "transcript_quality", "qa_structuring", "thematic_tagging", "personality_category",
 }
 
 

@@ -25,6 +25,12 @@ def _run(args: list[str], stdin: str):
         (["personality", "--trait", "openness"], "<rate>High</rate> <justification>j</justification>", {"rate": "High", "justification": "j"}),
         (["atomic-item"], "Atomic Question: Where?\nAtomic Answer: Lyon\n", {"question": "Where?", "answer": "Lyon"}),
         (["mcq-answers", "--options", "3", "--items", "2"], "Q1: C\nQ2: A\n", {"answers": ["C", "A"]}),
+        (["speaker-attribution"], '{"speakers": [{"item": 1, "role": "other", "reason": "an aide"}]}',
+         {"speakers": [{"item": 1, "role": "other", "reason": "an aide"}]}),
+        (["transcript-quality"], '{"kind": "interview", "reason": "asked and answered"}',
+         {"kind": "interview", "reason": "asked and answered"}),
+        (["thematic-tagging"], '{"tags": ["Identity Narrative"]}', {"tags": ["Identity Narrative"]}),
+        (["personality-category"], '{"category": "Music", "reason": "a singer"}', {"category": "Music", "reason": "a singer"}),
     ],
 )
 def test_valid_outputs_print_json(args, stdin, expected) -> None:
@@ -51,6 +57,10 @@ def test_mcq_generation() -> None:
         (["mcq-answers", "--options", "3", "--items", "2"], "Q1: D\nQ2: A", "not one of the offered labels"),
         (["premise-pass1"], "not json", ""),
         (["premise-pass2"], "{}", ""),
+        (["speaker-attribution"], '{"speakers": [{"item": 2, "role": "person", "reason": "r"}]}', "item must be 1"),
+        (["transcript-quality"], '{"kind": "Interview", "reason": "r"}', "kind must be one of"),
+        (["thematic-tagging"], '{"tags": ["Politics"]}', "must be one of"),
+        (["personality-category"], '{"category": "Music", "reason": " "}', "reason must not be blank"),
     ],
 )
 def test_breaches_exit_1_with_the_reason_on_stderr(args, stdin, reason) -> None:

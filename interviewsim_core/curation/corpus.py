@@ -1,0 +1,96 @@
+"""The corpus writer: one ``prepared_input.json`` per personality, provenance beside it, atomically.
+
+Interviews are ordered by the manifest's ``date`` (ties: manifest row order) into ``sequence``
+0..n-1; ids are ``<personality_id>_<date>_<nn>`` (nn counts that personality's transcripts of that
+date) and ``<interview_id>_Q<kkk>``. ``person_name`` is not in the document (it is for attribution
+and provenance only). A document is checked against the canonical schema (``schema.PreparedInput``,
+strict) before anything is written; a personality with fewer than ``MIN_INTERVIEWS`` interviews that
+kept pairs cannot be split chronologically and is reported, not written.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from ..atomic_files import atomic_write
+from ..loader import DOCUMENT_NAME
+from ..schema import SCHEMA_VERSION, PreparedInput
+from .models import ManifestRow, QAPairDraft
+
+MIN_INTERVIEWS = 2
+"""The chronological split's minimum (INPUT_SCHEMA.md: each side keeps at least one interview)."""
+PROVENANCE_NAME = "provenance.json"
+CATEGORIES_NAME = "categories.csv"
+REPORT_NAME = "curation_report.json"
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def interview_ids(pid: str, rows: list[ManifestRow]) -> list[str]:
+    """Ids in the given (date-sorted) order: ``<pid>_<date>_<nn>``."""
+    seen: dict[str, int] = {}
+    out = []
+    for r in rows:
+        seen[r.date] = seen.get(r.date, 0) + 1
+        out.append(f"{pid}_{r.date}_{seen[r.date]:02d}")
+    return out
+
+
+def build_document(pid: str, profile: str, long_profile: str,
+                   interviews: list[tuple[ManifestRow, list[QAPairDraft], list[tuple[str, ...]]]]) -> tuple[dict[str, Any], list[str]]:
+    """The canonical document (as JSON data) and the interview id given to each input, in order.
+
+    ``interviews`` must already be in chronological (date, row) order and hold only kept
+    transcripts with at least one pair.
+
+    Raises:
+        pydantic.ValidationError: the document breaks the schema (a bug in an earlier step).
+    """
+    ids = interview_ids(pid, [row for row, _p, _t in interviews])
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "personality_id": pid,
+        "personality": {"profile": profile, "long_profile": long_profile},
+        "interviews": [
+            {"interview_id": iid, "sequence": seq,
+             "qa_pairs": [{"qa_id": f"{iid}_Q{k:03d}", "question": p.question, "response": p.response, "tags": list(tags)}
+                          for k, (p, tags) in enumerate(zip(pairs, tag_rows, strict=True), start=1)]}
+            for seq, (iid, (_row, pairs, tag_rows)) in enumerate(zip(ids, interviews))
+        ],
+    }
+    PreparedInput.model_validate_json(json.dumps(doc))  # strict: the document is the schema's, or nothing is written
+    return doc, ids
+
+
+def _json_writer(data: Any):
+    payload = (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    return lambda fh: fh.write(payload)
+
+
+def write_personality(out: Path, pid: str, doc: dict[str, Any], provenance: dict[str, Any]) -> Path:
+    """Write ``out/<pid>/prepared_input.json`` and ``provenance.json``, each atomically; returns the document path."""
+    folder = out / pid
+    atomic_write(folder / PROVENANCE_NAME, _json_writer(provenance))
+    return atomic_write(folder / DOCUMENT_NAME, _json_writer(doc))
+
+
+def write_categories(out: Path, categories: dict[str, str]) -> Path:
+    """``categories.csv`` (personality_id, category): what ``interviewsim report --categories`` reads."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["personality_id", "category"])
+    w.writerows(sorted(categories.items()))
+    data = buf.getvalue().encode("utf-8")
+    return atomic_write(out / CATEGORIES_NAME, lambda fh: fh.write(data))
+
+
+def write_report(out: Path, report: dict[str, Any]) -> Path:
+    """``curation_report.json``: every transcript with its verdict and reason, refused personalities and why."""
+    return atomic_write(out / REPORT_NAME, _json_writer(report))

@@ -1,0 +1,226 @@
+"""The curation steps in order, for the CLI: manifest -> ingest -> attribution -> quality -> QA -> tags -> corpus.
+
+Each model step plans its calls for every personality first and runs them in one gateway batch
+(``pipeline.calls.run_calls``: cache, cost plan and budget gate apply, re-runs are free). A
+personality with any input problem (a manifest row, an unreadable or unrecognised file, a
+transcript where the person never speaks, a failed attribution) is refused as a whole and nothing is
+written for it; the others proceed. Excluded transcripts (quality control) stay in the report
+table with their reason.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..contracts import version_of
+from ..errors import Problem
+from ..llm.types import ModelConfig
+from ..pipeline.calls import CallRunner, PlannedCall, run_calls
+from . import attribution, corpus, quality, structuring, tagging
+from .ingest import ingest_file
+from .manifest import read_manifest
+from .review import read_decisions
+from .models import Attribution, ManifestRow, QAPairDraft, Role, Transcript
+
+STEPS = {"speaker_turns": "speaker_attribution", "transcript_quality": "transcript_quality", "qa_pairs": "qa_structuring",
+         "qa_tags": "thematic_tagging", "personality_category": "personality_category"}
+
+
+@dataclass
+class Curated:
+    """What one transcript became."""
+
+    row: ManifestRow
+    transcript: Transcript | None = None
+    attributions: dict[str, Attribution] = field(default_factory=dict)
+    roles: list[Role] = field(default_factory=list)
+    keep: bool = False
+    kind: str = ""
+    reason: str = ""
+    pairs: list[QAPairDraft] = field(default_factory=list)
+    tags: list[tuple[str, ...]] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    """Everything a curation run produced, for the CLI's summary, the report file and the comparison."""
+
+    written: dict[str, Path] = field(default_factory=dict)
+    refused: dict[str, list[str]] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    transcripts: dict[str, list[Curated]] = field(default_factory=dict)
+    categories: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+    documents: dict[str, dict[str, Any]] = field(default_factory=dict)
+    calls: int = 0
+
+    def excluded(self) -> dict[str, dict[str, str]]:
+        """personality -> date -> why quality control excluded that transcript (for the comparison's reasons)."""
+        return {pid: {c.row.date: f"excluded by quality control as {c.kind}" for c in items if c.kind and not c.keep}
+                for pid, items in self.transcripts.items()}
+
+    def table(self) -> list[dict[str, Any]]:
+        """One row per transcript: personality, file, format, turns, verdict, reason, pairs, removed counts."""
+        rows = []
+        for pid, items in sorted(self.transcripts.items()):
+            for c in items:
+                t = c.transcript
+                rows.append({"personality_id": pid, "file": c.row.file, "date": c.row.date,
+                             "format": t.format if t else None, "turns": len(t.turns) if t else 0,
+                             "kept": c.keep, "kind": c.kind, "reason": c.reason, "pairs": len(c.pairs),
+                             "removed": t.removed if t else {}})
+        return rows
+
+
+def _run(gateway: CallRunner, planned: list[PlannedCall], outcome: Outcome) -> Mapping[Hashable, Any]:
+    outcome.calls += len(planned)
+    return run_calls(gateway, planned)
+
+
+def _refuse(outcome: Outcome, pid: str, why: str) -> None:
+    outcome.refused.setdefault(pid, []).append(why)
+
+
+def _read_text(folder: Path, rel: str) -> str:
+    return (folder / rel).read_text(encoding="utf-8").strip() if rel else ""
+
+
+def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model: ModelConfig,
+           out: Path | str | None = None) -> Outcome:
+    """Run the whole curation; write the corpus under ``out`` when given (else only return it)."""
+    folder = Path(folder)
+    outcome = Outcome()
+    m = read_manifest(manifest, folder)
+    outcome.problems += m.problems
+    outcome.warnings += m.warnings
+    by_pid: dict[str, list[Curated]] = defaultdict(list)
+    for row in m.rows:
+        by_pid[row.personality_id].append(Curated(row=row))
+    for pid in sorted(m.refused):
+        _refuse(outcome, pid, "a manifest row of this personality has a problem")
+
+    # ingest (no model)
+    for pid, items in by_pid.items():
+        for c in items:
+            c.transcript, file_problems = ingest_file(folder, c.row.file)
+            outcome.problems += file_problems
+            if file_problems:
+                _refuse(outcome, pid, f"{c.row.file}: {file_problems[0].rule}")
+    live = {pid: items for pid, items in by_pid.items() if pid not in outcome.refused}
+    outcome.transcripts = dict(by_pid)
+
+    # speaker attribution: the rule, then one model call per transcript with unplaced labels
+    planned = [p for pid, items in live.items() for c in items
+               for p in attribution.plan(pid, c.transcript, c.row, model)]
+    results = _run(gateway, planned, outcome)
+    for pid, items in live.items():
+        for c in items:
+            c.attributions, att_problems = attribution.assemble(pid, c.transcript, c.row, results)
+            outcome.problems += att_problems
+            if att_problems:
+                _refuse(outcome, pid, f"{c.row.file}: {att_problems[0].rule}")
+            else:
+                c.roles = attribution.roles_of(c.transcript, c.attributions)
+    live = {pid: items for pid, items in live.items() if pid not in outcome.refused}
+
+    # quality control: one call per transcript
+    results = _run(gateway, [quality.plan(pid, c.row.person_name, c.transcript, c.roles, model)
+                             for pid, items in live.items() for c in items], outcome)
+    decisions, review_problems = read_decisions(out) if out is not None else ({}, [])
+    outcome.warnings += [str(p) for p in review_problems]
+    for pid, items in live.items():
+        for c in items:
+            c.keep, c.kind, c.reason = quality.verdict(pid, c.transcript, results)
+            if c.row.file in decisions:  # human verification wins over the automated verdict
+                decision, why = decisions[c.row.file]
+                c.keep, c.reason = decision == "accept", f"{decision}ed by a reviewer: {why} (quality control: {c.kind}: {c.reason})"
+                c.kind = "reviewed"
+
+    # QA structuring: one call per kept transcript (the offline model answers with the rule)
+    results = _run(gateway, [structuring.plan(pid, c.row.person_name, c.transcript, c.roles, model)
+                             for pid, items in live.items() for c in items if c.keep], outcome)
+    for pid, items in live.items():
+        for c in items:
+            if c.keep:
+                c.pairs, failure = structuring.assemble(pid, c.transcript, results)
+                if failure:
+                    outcome.warnings.append(failure)
+
+    # thematic tagging: one call per kept transcript with pairs, one per personality
+    planned = [p for pid, items in live.items() for c in items if c.keep
+               for p in tagging.plan_pairs(pid, c.row.file, c.pairs, model)]
+    profiles = {pid: _profiles(folder, items) for pid, items in live.items()}
+    planned += [tagging.plan_category(pid, items[0].row.person_name, profiles[pid][0],
+                                      [p.question for c in items for p in c.pairs], model)
+                for pid, items in live.items()]
+    results = _run(gateway, planned, outcome)
+    for pid, items in live.items():
+        for c in items:
+            if c.keep:
+                c.tags, failure = tagging.pair_tags(pid, c.row.file, c.pairs, results)
+                if failure:
+                    outcome.warnings.append(failure)
+        outcome.categories[pid] = tagging.category(pid, results)
+
+    # the corpus
+    for pid, items in live.items():
+        ordered = sorted((c for c in items if c.keep and c.pairs), key=lambda c: c.row.date)  # stable: row order on ties
+        if len(ordered) < corpus.MIN_INTERVIEWS:
+            kept = sum(c.keep for c in items)
+            _refuse(outcome, pid, f"{len(ordered)} interview(s) with QA pairs (of {len(items)} transcripts, {kept} "
+                                  f"kept by quality control); the chronological split needs {corpus.MIN_INTERVIEWS}")
+            continue
+        doc, ids = corpus.build_document(pid, *profiles[pid], [(c.row, c.pairs, c.tags) for c in ordered])
+        outcome.documents[pid] = doc
+        if out is not None:
+            outcome.written[pid] = corpus.write_personality(Path(out), pid, doc, _provenance(folder, pid, items, ordered, ids, outcome, model))
+    if out is not None:
+        corpus.write_categories(Path(out), {p: c for p, (c, _r) in outcome.categories.items() if c and p in outcome.documents})
+        corpus.write_report(Path(out), report_of(outcome))
+    return outcome
+
+
+def _profiles(folder: Path, items: list[Curated]) -> tuple[str, str]:
+    """(profile, long_profile): the first row of the personality that names each file; "" when none does."""
+    prof = next((c.row.profile_file for c in items if c.row.profile_file), "")
+    long = next((c.row.long_profile_file for c in items if c.row.long_profile_file), "")
+    return _read_text(folder, prof), _read_text(folder, long)
+
+
+def _provenance(folder: Path, pid: str, items: list[Curated], ordered: list[Curated], ids: list[str],
+                outcome: Outcome, model: ModelConfig) -> dict[str, Any]:
+    iid = {id(c): i for c, i in zip(ordered, ids)}
+    cat, why = outcome.categories.get(pid, (None, ""))
+    return {
+        "personality_id": pid,
+        "person_name": items[0].row.person_name,
+        "category": cat, "category_reason": why,
+        "steps": {"ingest": {"model": None, "rule": "curation.ingest"},
+                  **{step: {"model": model.name, "contract": name, "prompt_version": version_of(name)}
+                     for step, name in STEPS.items()}},
+        "transcripts": [
+            {"file": c.row.file, "sha256": corpus.sha256_of(folder / c.row.file), "date": c.row.date,
+             "title": c.row.title, "source_url": c.row.source_url, "interview_id": iid.get(id(c)),
+             "format": c.transcript.format, "removed": c.transcript.removed,
+             "kept": c.keep, "kind": c.kind, "reason": c.reason, "pairs": len(c.pairs),
+             "speakers": {k: a.model_dump() for k, a in c.attributions.items() if not k.startswith("#")},
+             "raw_spans": [{"question": p.raw_question, "response": p.raw_response} for p in c.pairs]}
+            for c in items],
+    }
+
+
+def report_of(outcome: Outcome) -> dict[str, Any]:
+    """The run's report as JSON data (what ``curation_report.json`` holds)."""
+    return {
+        "written": {p: str(f) for p, f in sorted(outcome.written.items())},
+        "refused": dict(sorted(outcome.refused.items())),
+        "problems": [str(p) for p in outcome.problems],
+        "warnings": outcome.warnings,
+        "categories": {p: {"category": c, "reason": r} for p, (c, r) in sorted(outcome.categories.items())},
+        "model_calls": outcome.calls,
+        "transcripts": outcome.table(),
+    }
