@@ -44,6 +44,7 @@ def test_direct_runner_reproduces_the_golden_sample(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # the whole demo (14 methods) in process: ~5 min quiet, 11 min seen on a loaded machine
 def test_dagster_demo_reproduces_the_golden_sample(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
