@@ -187,8 +187,7 @@ def _check_human_labels(cfg) -> None:
 
 
 def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool = False,
-                 budget: Budget | None = None, save_ui_config: bool = False, overlap: bool = False,
-                 in_process: bool = False) -> int:
+                 budget: Budget | None = None, save_ui_config: bool = False, in_process: bool = False) -> int:
     unwritable = outcome.unwritable_paths(
         {"data root": Path(cfg.data_root), "DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")},
         {"LLM cache": Path(cfg.effective_cache_path)})
@@ -197,17 +196,16 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
     _check_human_labels(cfg)
     from interviewsim_dagster import action_worker
 
-    if not in_process and not overlap:
+    if not in_process:
         action_worker.spawn()  # it imports while this process registers and plans (``launch.execute`` gives it work)
     try:
-        return _materialise_on(cfg, personalities, methods, assets, verbose, force, budget, save_ui_config, overlap,
-                               in_process)
+        return _materialise_on(cfg, personalities, methods, assets, verbose, force, budget, save_ui_config, in_process)
     finally:
         action_worker.discard()
 
 
 def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: bool, budget: Budget | None,
-                    save_ui_config: bool, overlap: bool, in_process: bool) -> int:
+                    save_ui_config: bool, in_process: bool) -> int:
     import dagster as dg
 
     from interviewsim_core.errors import ConfigError
@@ -240,7 +238,7 @@ def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: b
                 outcomes = execute(defs, instance, specs, progress=typer.echo,
                                    dagster_log_level="INFO" if verbose else "WARNING",
                                    skip_up_to_date=not force, tags=tags, split_versions=versions,
-                                   overlap=overlap, worker_config=None if in_process else cfg)
+                                   worker_config=None if in_process else cfg)
         except (KeyboardInterrupt, dg.DagsterExecutionInterruptedError):
             typer.echo("\ninterrupted: the partitions that finished are written and every answered call is cached; "
                        "run the same command again to resume (completed calls are not paid again)", err=True)
@@ -386,7 +384,6 @@ def run(
     verbose: bool = typer.Option(False, "--verbose", help="Also print Dagster's own step log."),
     force: bool = typer.Option(False, "--force", help="Re-run partitions that are up to date (current code, unchanged inputs)."),
     save_ui_config: bool = typer.Option(False, "--save-ui-config", help="Also make this run's config the one `interviewsim ui` loads ($DAGSTER_HOME/interviewsim.yaml)."),
-    overlap: bool = typer.Option(False, "--overlap", help="Experimental: run the stage runs side by side in this process, each making its own calls and handed the partitions the earlier ones write (between 1.0x and 1.28x of --in-process in bench_product), instead of one after the other. Implies --in-process."),
     in_process: bool = typer.Option(False, "--in-process", help="Make the calls in this process, in each stage run, stage after stage, instead of in one worker process that streams every stage's calls while the runs record them (the default; used only when no other run of the instance is in progress)."),
 ) -> None:
     """Materialise the evaluation graph headless on the project's Dagster instance (runs show in the UI).
@@ -405,7 +402,7 @@ def run(
               "DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")}
     with outcome.exit_on_environment_error(places, lambda line: typer.echo(line, err=True)):
         code = _materialise(cfg, selection.personalities, selection.methods, assets, verbose,
-                            force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config, overlap=overlap,
+                            force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config,
                             in_process=in_process)
     raise typer.Exit(code)
 

@@ -95,11 +95,11 @@ def is_up_to_date(graph, instance: dg.DagsterInstance, key: dg.AssetKey, partiti
 def _same_action(instance: dg.DagsterInstance, child, parent: dg.AssetKey, partition: str | None) -> bool:
     """True when the parent partition's latest materialisation is by a run of the child's own action.
 
-    The runs of one ``interviewsim run`` overlap (``launch._execute_overlapped``): a child partition is
-    made from the table its parent's run handed over, and recorded when its own run ends, which can be
-    before the parent's run ends. The parent's version then comes after the child's, yet it is the
-    one the child read."""
-    from .engine import HANDOFF_TAG
+    The runs of one ``interviewsim run`` go side by side, recording what its worker process writes
+    (``launch._execute_with_worker``): a child partition can be recorded before its parent's run has
+    stored the parent's. The parent's version then comes after the child's, yet it is the one the
+    worker made the child from."""
+    from .action_worker import WORKER_TAG
 
     latest, _ = _latest(instance, parent, partition)
     if latest is None or not child.run_id or not latest.run_id:
@@ -107,7 +107,7 @@ def _same_action(instance: dg.DagsterInstance, child, parent: dg.AssetKey, parti
 
     def action(run_id: str) -> str:
         run = instance.get_run_by_id(run_id)
-        return (run.tags.get(HANDOFF_TAG) or "").partition("/")[0] if run is not None else ""
+        return (run.tags.get(WORKER_TAG) or "").partition("/")[0] if run is not None else ""
 
     mine = action(child.run_id)
     return bool(mine) and mine == action(latest.run_id)
