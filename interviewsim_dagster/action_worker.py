@@ -298,7 +298,7 @@ def _main(conn, parent: int) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     # What every job needs, imported while the command is still planning (``spawn``).
     import interviewsim_core.pipeline.runner  # noqa: F401
-    from . import engine, resources  # noqa: F401
+    from . import recording, resources  # noqa: F401
 
     try:
         job = conn.recv()
@@ -348,11 +348,10 @@ def _work(cfg_json: str, nodes: dict[str, list[tuple]], files: dict[str, str], p
           methods: list[str], say: Callable[..., None]) -> None:
     from interviewsim_core.pipeline.config import EvalConfig
     from interviewsim_core.pipeline.runner import run_steps
-    from interviewsim_core.pipeline.steps import BY_NAME, StepEnv
+    from interviewsim_core.pipeline.steps import BY_NAME
 
-    from .engine import PROGRESS_EVERY_S, _load_split, _metadata
-    from .resources import configured_embedder, embedding_cache
-    from .versioning import SPLIT_VERSION, split_version
+    from .recording import PROGRESS_EVERY_S, load_split, partition_metadata
+    from .resources import step_env
 
     cfg = EvalConfig.model_validate_json(cfg_json)
     run = {step: [Cell(*c) for c in cells] for step, cells in nodes.items()}
@@ -361,19 +360,13 @@ def _work(cfg_json: str, nodes: dict[str, list[tuple]], files: dict[str, str], p
         from interviewsim_core.factories import process_gateway
 
         gateway = process_gateway(cfg.effective_cache_path, cfg.cache_url)
-    load = lambda pid: _load_split(files[pid])  # noqa: E731 - run_steps gives env its own window over it
-    env = StepEnv(cfg, load,
-                  embedder=lambda: configured_embedder(cfg.effective_embedding_model, cfg.effective_embedding_api_base),
-                  embedding_cache=embedding_cache(cfg))
+    load = lambda pid: load_split(files[pid])  # noqa: E731 - run_steps gives env its own window over it
+    env = step_env(cfg, load)
     per_node: dict[tuple[str, Cell], dict[str, float]] = {}
-    versions: dict[str, str] = {}
+    metadata = partition_metadata(cfg, env.split)
 
     def done(step, cell: Cell, out: Any, inputs) -> None:
-        meta = _metadata(cfg, step, cell, out, inputs)
-        if cell.personality is not None:
-            if cell.personality not in versions:
-                versions[cell.personality] = split_version(env.split(cell.personality))
-            meta[SPLIT_VERSION] = versions[cell.personality]
+        meta = metadata(step, cell, out, inputs)
         mine = per_node.pop((step.name, cell), None)
         say("done", step.name, tuple(cell), Report(meta, mine if step.calls_models else None))
 

@@ -24,14 +24,9 @@ from interviewsim_core.errors import ConfigError
 from interviewsim_core.pipeline.steps import Cell
 
 from .defs.corpus.partitions import METHOD, PERSONALITY, personality_partitions, pxm_key
+from .run_keys import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 from .slots import owner_tags
 
-# Dagster's documented run tags for a partition range (what a single-run backfill puts on its run;
-# Dagster 1.13.x). ``JobDefinition.execute_in_process`` takes no range argument in 1.13, and the
-# constants' home module is private (``dagster._core``), so the public tag strings are spelled here;
-# ``tests/dagster/test_dg_backfill.py`` fails if a run stops covering its range.
-ASSET_PARTITION_RANGE_START_TAG = "dagster/asset_partition_range_start"
-ASSET_PARTITION_RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 PERSONALITY_JOB = "personality_assets"
 PERSONALITY_METHOD_JOB = "personality_method_assets"
