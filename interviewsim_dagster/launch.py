@@ -24,6 +24,7 @@ from interviewsim_core.errors import ConfigError
 from interviewsim_core.pipeline.steps import Cell
 
 from .defs.corpus.partitions import METHOD, PERSONALITY, personality_partitions, pxm_key
+from .freshness import contiguous_blocks
 from .run_keys import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 from .slots import owner_tags
 
@@ -76,19 +77,6 @@ JOB_DESCRIPTIONS = {
 """Each job is one stage (``factory.stages``): the assets one Dagster run can make together."""
 
 
-def _contiguous_blocks(selected: Sequence[str], order: Sequence[str]) -> list[tuple[str, str]]:
-    """Runs of consecutive keys (in ``order``) covering ``selected``, as (first, last) pairs."""
-    pos = {k: i for i, k in enumerate(order)}
-    idx = sorted(pos[k] for k in set(selected))
-    blocks: list[tuple[str, str]] = []
-    for i in idx:
-        if blocks and pos[blocks[-1][1]] == i - 1:
-            blocks[-1] = (blocks[-1][0], order[i])
-        else:
-            blocks.append((order[i], order[i]))
-    return blocks
-
-
 def plan_runs(
     defs: dg.Definitions,
     instance: dg.DagsterInstance,
@@ -118,8 +106,8 @@ def plan_runs(
     graph = defs.resolve_asset_graph()
     wanted = _select(graph, selection)
     specs: list[RunSpec] = []
-    p_blocks = _contiguous_blocks(chosen_p, registered)
-    m_blocks = _contiguous_blocks(chosen_m, methods_order)
+    p_blocks = contiguous_blocks(chosen_p, registered)
+    m_blocks = contiguous_blocks(chosen_m, methods_order)
     for job_name in JOB_ORDER:
         try:
             job = defs.resolve_job_def(job_name)
@@ -315,14 +303,17 @@ def _narrow_all(instance, specs: Sequence[RunSpec], progress, skip_up_to_date: b
     from . import freshness
 
     runs: list[tuple[int, RunSpec]] = []
-    remade: set[dg.AssetKey] = set()
+    remade: dict[dg.AssetKey, set[str | None]] = {}
+    people = list(instance.get_dynamic_partitions(PERSONALITY))
     for i, planned in enumerate(specs, start=1):
         narrowed = [planned]
         if skip_up_to_date:
-            people = list(instance.get_dynamic_partitions(PERSONALITY))
             parts = freshness.spec_partitions(planned, graph, people, methods)
             narrowed = freshness.narrow(planned, parts, graph, instance, methods, split_versions, rerun=remade)
-            remade.update(k for spec in narrowed for k in spec.assets)
+            for spec in narrowed:
+                made = freshness.spec_partitions(spec, graph, people, methods)
+                for k in spec.assets:
+                    remade.setdefault(k, set()).update(made)
             if not narrowed:
                 progress(f"[{i}/{len(specs)}] {planned.describe()}: up to date, skipped (--force re-runs it)")
         runs.extend((i, spec) for spec in narrowed)
