@@ -243,6 +243,9 @@ def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: b
             typer.echo("\ninterrupted: the partitions that finished are written and every answered call is cached; "
                        "run the same command again to resume (completed calls are not paid again)", err=True)
             return outcome.EXIT_INTERRUPTED
+        from interviewsim_dagster.check_results import failed_checks
+
+        recorded = failed_checks(instance, defs.resolve_asset_graph(), chosen, methods or cfg.methods)
     from interviewsim_core.llm.cache import cache_write_errors
 
     # Answers kept in the tables but not cached (disk full, read-only file): a path could not be written.
@@ -255,7 +258,7 @@ def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: b
     ran_all = all(o.success for o in outcomes)
     n_planned = len(outcomes) if ran_all else max(len(specs), len(outcomes))
     summary = outcome.summarise(outcomes, n_planned, reg.problems, reg.stale, Path(cfg.data_root),
-                                chosen, methods or cfg.methods, cfg.invalid_rate_threshold)
+                                chosen, methods or cfg.methods, cfg.invalid_rate_threshold, recorded)
     if summary.run_failed:
         typer.echo("run failed: see the step errors above, or the run in the UI (interviewsim ui)", err=True)
     code = summary.exit_code()
