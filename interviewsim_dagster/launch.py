@@ -216,9 +216,25 @@ def _run_in_turn(defs, instance, i: int, n: int, spec: RunSpec, tags: dict[str, 
     result = defs.resolve_job_def(spec.job).execute_in_process(
         instance=instance, asset_selection=list(spec.assets), tags={**tags, **range_tags(spec), **owner_tags()},
         run_config=run_config, raise_on_error=False)
+    if not result.success and _interrupted(result):
+        raise KeyboardInterrupt(f"interrupted during {spec.describe()}")
     outcome = _outcome(spec, result, time.perf_counter() - t0)
     _say_outcome(progress, "      ", outcome, result)
     return outcome
+
+
+def _interrupted(result) -> bool:
+    """The run failed because Ctrl-C reached it: Dagster turns the interrupt of an in-process run into a
+    failed step (``DagsterExecutionInterruptedError``) and returns, so the command would report a failed
+    run (exit 1) instead of an interrupted one (130) and carry on with the next stage."""
+    for ev in result.all_events:
+        if ev.is_step_failure:
+            error = ev.step_failure_data.error
+            while error is not None:
+                if error.cls_name in ("DagsterExecutionInterruptedError", "KeyboardInterrupt"):
+                    return True
+                error = error.cause
+    return False
 
 
 def _record_side_by_side(defs, instance, specs, progress, run_config, tags: dict[str, str], graph, methods,
