@@ -224,9 +224,15 @@ def validity_counts(data_root: Path, personalities: Sequence[str], methods: Sequ
 
 def summarise(outcomes, n_planned: int, refused: Sequence[str], stale: Sequence[str],
               data_root: Path, personalities: Sequence[str], methods: Sequence[str],
-              threshold: float) -> RunSummary:
-    """Fold the launch outcomes (``launch.RunOutcome``), refused files and table statuses into one summary."""
-    failed_checks = [c for o in outcomes for c in o.checks_failed]
+              threshold: float, recorded_failures: Sequence[str] | None = None) -> RunSummary:
+    """Fold the launch outcomes (``launch.RunOutcome``), refused files and table statuses into one summary.
+
+    ``recorded_failures``: the checks whose latest verdict on the covered partitions failed, whichever
+    run evaluated them (``check_results.failed_checks``); without it, those of ``outcomes``. A re-run
+    that skips everything up to date evaluates no check, so only the recorded verdicts give it the
+    exit code of the run that made the same data.
+    """
+    failed_checks = list(dict.fromkeys([c for o in outcomes for c in o.checks_failed] + list(recorded_failures or ())))
     tables = call_tables(data_root, personalities, methods)
     return RunSummary(
         refused=list(refused), stale=list(stale), runs_planned=n_planned,

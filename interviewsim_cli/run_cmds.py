@@ -196,8 +196,7 @@ def _check_human_labels(cfg) -> None:
 
 
 def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool = False,
-                 budget: Budget | None = None, save_ui_config: bool = False, overlap: bool = False,
-                 in_process: bool = False) -> int:
+                 budget: Budget | None = None, save_ui_config: bool = False, in_process: bool = False) -> int:
     unwritable = outcome.unwritable_paths(
         {"data root": Path(cfg.data_root), "DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")},
         {"LLM cache": Path(cfg.effective_cache_path)})
@@ -215,17 +214,17 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
                            "automation included, refuse to start while this run writes it")
         except ConfigError as exc:
             _fail(f"not started: {exc}", outcome.EXIT_ENVIRONMENT)
-        if not in_process and not overlap:
+        if not in_process:
             action_worker.spawn()  # it imports while this process registers and plans (``launch.execute`` gives it work)
         try:
             return _materialise_on(cfg, personalities, methods, assets, verbose, force, budget, save_ui_config,
-                                   overlap, in_process)
+                                   in_process)
         finally:
             action_worker.discard()
 
 
 def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: bool, budget: Budget | None,
-                    save_ui_config: bool, overlap: bool, in_process: bool) -> int:
+                    save_ui_config: bool, in_process: bool) -> int:
     import dagster as dg
 
     from interviewsim_core.errors import ConfigError
@@ -258,11 +257,14 @@ def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: b
                 outcomes = execute(defs, instance, specs, progress=typer.echo,
                                    dagster_log_level="INFO" if verbose else "WARNING",
                                    skip_up_to_date=not force, tags=tags, split_versions=versions,
-                                   overlap=overlap, worker_config=None if in_process else cfg)
+                                   worker_config=None if in_process else cfg)
         except (KeyboardInterrupt, dg.DagsterExecutionInterruptedError):
             typer.echo("\ninterrupted: the partitions that finished are written and every answered call is cached; "
                        "run the same command again to resume (completed calls are not paid again)", err=True)
             return outcome.EXIT_INTERRUPTED
+        from interviewsim_dagster.check_results import failed_checks
+
+        recorded = failed_checks(instance, defs.resolve_asset_graph(), chosen, methods or cfg.methods)
     from interviewsim_core.llm.cache import cache_write_errors
 
     # Answers kept in the tables but not cached (disk full, read-only file): a path could not be written.
@@ -275,7 +277,7 @@ def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: b
     ran_all = all(o.success for o in outcomes)
     n_planned = len(outcomes) if ran_all else max(len(specs), len(outcomes))
     summary = outcome.summarise(outcomes, n_planned, reg.problems, reg.stale, Path(cfg.data_root),
-                                chosen, methods or cfg.methods, cfg.invalid_rate_threshold)
+                                chosen, methods or cfg.methods, cfg.invalid_rate_threshold, recorded)
     if summary.run_failed:
         typer.echo("run failed: see the step errors above, or the run in the UI (interviewsim ui)", err=True)
     code = summary.exit_code()
@@ -404,7 +406,6 @@ def run(
     verbose: bool = typer.Option(False, "--verbose", help="Also print Dagster's own step log."),
     force: bool = typer.Option(False, "--force", help="Re-run partitions that are up to date (current code, unchanged inputs)."),
     save_ui_config: bool = typer.Option(False, "--save-ui-config", help="Also make this run's config the one `interviewsim ui` loads ($DAGSTER_HOME/interviewsim.yaml)."),
-    overlap: bool = typer.Option(False, "--overlap", help="Experimental: run the stage runs side by side in this process, each making its own calls and handed the partitions the earlier ones write (between 1.0x and 1.28x of --in-process in bench_product), instead of one after the other. Implies --in-process."),
     in_process: bool = typer.Option(False, "--in-process", help="Make the calls in this process, in each stage run, stage after stage, instead of in one worker process that streams every stage's calls while the runs record them (the default; used only when no other run of the instance is in progress)."),
 ) -> None:
     """Materialise the evaluation graph headless on the project's Dagster instance (runs show in the UI).
@@ -423,7 +424,7 @@ def run(
               "DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")}
     with outcome.exit_on_environment_error(places, lambda line: typer.echo(line, err=True)):
         code = _materialise(cfg, selection.personalities, selection.methods, assets, verbose,
-                            force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config, overlap=overlap,
+                            force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config,
                             in_process=in_process)
     raise typer.Exit(code)
 

@@ -29,6 +29,7 @@ the direct runner, cancelling its calls in flight.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -37,17 +38,18 @@ import signal
 import threading
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from interviewsim_core.pipeline.handoff import BrokenPromise, Handoff, Node
 from interviewsim_core.pipeline.steps import Cell
 
 WORKER_TAG = "interviewsim/worker"
-"""Run tag: the name of the action worker (in the command's process) that makes this run's partitions."""
-WORKER = "worker"
-"""The producer name of every node on an action's board."""
+"""Run tag ``<worker name>/<run token>``: the action worker (in the command's process) that makes this
+run's partitions, and the run's name among the action's runs (``ActionWorker.order``)."""
+Node = tuple[str, Cell]
+"""(step name, cell): one partition of one step."""
 STOP_GRACE_S = 20.0
 """How long a stopped worker gets to cancel its calls and end before it is killed."""
 
@@ -62,12 +64,20 @@ class Report:
     counts: dict[str, float] | None = None
 
 
+class NotMade(RuntimeError):
+    """A partition the worker was to make and will not: it ended (failed, was stopped) without it."""
+
+
 @dataclass
 class ActionWorker:
-    """The command's side of a worker: its process, and the board its reports are delivered on."""
+    """The command's side of a worker: its process, and a future per partition it makes, which its
+    reports complete."""
 
-    board: Handoff
     process: Any
+    name: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    interrupted: threading.Event = field(default_factory=threading.Event)
+    """Set by the launcher on Ctrl-C: every run of the action stops waiting at once (the runs are
+    threads of the command's process, which the interrupt itself does not reach)."""
     progress: str = ""
     """The worker's latest progress line (calls answered per step), for the stage runs' logs."""
     ended: str = ""
@@ -75,8 +85,11 @@ class ActionWorker:
     after: dict[str, list[str]] = field(default_factory=dict)
     """Run token -> the runs of earlier stages whose materialisations must be stored before its own
     (``order``)."""
+    _reports: dict[Node, concurrent.futures.Future] = field(default_factory=dict, repr=False)
+    _started: dict[str, threading.Event] = field(default_factory=dict, repr=False)
     _recorded: dict[str, threading.Event] = field(default_factory=dict, repr=False)
     _reader: threading.Thread | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def order(self, after: Mapping[str, Sequence[str]]) -> None:
         """Runs side by side record in stage order where they share personalities.
@@ -88,7 +101,19 @@ class ActionWorker:
         (``launch._in_blocks``), so a block waits only for its own personalities' runs.
         """
         self.after = {k: list(v) for k, v in after.items()}
-        self._recorded = {k: threading.Event() for k in {*after, *(t for v in after.values() for t in v)}}
+        tokens = {*after, *(t for v in after.values() for t in v)}
+        self._recorded = {k: threading.Event() for k in tokens}
+        self._started = {k: threading.Event() for k in tokens}
+
+    def started(self, token: str) -> None:
+        """``token``'s run has begun its stage body (it holds its pool slot, if any)."""
+        if token in self._started:
+            self._started[token].set()
+
+    def wait_started(self, token: str, timeout: float) -> bool:
+        """True once ``token``'s run has begun: the launcher starts the next run then, so a later run
+        never holds a pool slot an earlier one waits for."""
+        return self._started[token].wait(timeout)
 
     def wait_turn(self, token: str, interrupted: Callable[[], bool]) -> None:
         """Return once every run ``token`` comes after has stored its materialisations (or ended)."""
@@ -104,7 +129,22 @@ class ActionWorker:
 
     def report(self, node: Node) -> concurrent.futures.Future | None:
         """The future of ``node``'s report (``None`` when the worker does not make it)."""
-        return self.board.awaited(node, reader="")
+        with self._lock:
+            return self._reports.get(node)
+
+    def _deliver(self, node: Node, report: Report) -> None:
+        fut = self.report(node)
+        if fut is not None and not fut.done():
+            fut.set_result(report)
+
+    def _settle(self, why: str) -> None:
+        """The worker has ended: every partition it has not reported will not be made (``why``)."""
+        with self._lock:
+            open_ = [(n, f) for n, f in self._reports.items() if not f.done()]
+        for (step, cell), fut in open_:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):  # reported meanwhile
+                fut.set_exception(NotMade(f"{step} {'/'.join(v for v in cell if v)} was to be made by the "
+                                          f"action's worker, which ended without it ({why})"))
 
     def stop(self) -> None:
         """End the worker (Ctrl-C, or a stage run failed: nothing more is to be paid for), and wait for it."""
@@ -119,23 +159,27 @@ class ActionWorker:
             proc.join(5)
         if self._reader is not None:
             self._reader.join(5)
-        self.board.settle(WORKER, self.ended or "the command stopped it")
+        self._settle(self.ended or "the command stopped it")
         with _ACTIVE_LOCK:
-            _ACTIVE.pop(self.board.name, None)
-
-    @property
-    def name(self) -> str:
-        return self.board.name
+            _ACTIVE.pop(self.name, None)
 
 
 _ACTIVE: dict[str, ActionWorker] = {}
 _ACTIVE_LOCK = threading.Lock()
 
 
-def find(name: str | None) -> ActionWorker | None:
-    """The worker of this process called ``name`` (a run's ``WORKER_TAG``): ``None`` in another process."""
+def run_tag(worker: ActionWorker, token: str) -> dict[str, str]:
+    """The tag that makes a run, started in this process, record ``worker``'s partitions as ``token``."""
+    return {WORKER_TAG: f"{worker.name}/{token}"}
+
+
+def find(tag: str | None) -> tuple[ActionWorker | None, str]:
+    """The worker of this process a run's ``WORKER_TAG`` names, and the run's token (``None``, "" in
+    another process, or for a run that is not an action's)."""
+    name, _, token = (tag or "").partition("/")
     with _ACTIVE_LOCK:
-        return _ACTIVE.get(name or "")
+        worker = _ACTIVE.get(name)
+    return (worker, token) if worker is not None else (None, "")
 
 
 def spawn() -> None:
@@ -173,26 +217,25 @@ _SPARE: tuple[Any, Any] | None = None
 def start(cfg, nodes: Mapping[str, Sequence[Cell]], files: Mapping[str, str], personalities: Sequence[str],
           methods: Sequence[str]) -> ActionWorker:
     """Give a worker (``spawn``'s, else a new one) ``nodes`` to make (step name -> cells); its reports
-    arrive on the returned worker's board."""
+    complete the returned worker's futures (``report``)."""
     global _SPARE
     spawn()
     with _ACTIVE_LOCK:
         (proc, conn), _SPARE = _SPARE, None
-    board = Handoff()
     plain = {step: [tuple(c) for c in cells] for step, cells in nodes.items() if cells}
-    board.promise(WORKER, [(step, Cell(*c)) for step, cells in plain.items() for c in cells])
+    worker = ActionWorker(proc)
+    worker._reports = {(step, Cell(*c)): concurrent.futures.Future() for step, cells in plain.items() for c in cells}
     conn.send((cfg.model_dump_json(), plain, dict(files), list(personalities), list(methods)))
-    worker = ActionWorker(board, proc)
     worker._reader = threading.Thread(target=_read, args=(worker, conn), name="interviewsim-worker-reports",
                                       daemon=True)
     worker._reader.start()
     with _ACTIVE_LOCK:
-        _ACTIVE[board.name] = worker
+        _ACTIVE[worker.name] = worker
     return worker
 
 
 def _read(worker: ActionWorker, receive) -> None:
-    """Deliver the worker's reports until it ends; then break every promise it did not keep."""
+    """Deliver the worker's reports until it ends; then fail every partition it did not report."""
     why = "the worker process ended without a word (killed?)"
     try:
         while True:
@@ -202,7 +245,7 @@ def _read(worker: ActionWorker, receive) -> None:
                 break
             if kind == "done":
                 step, cell, report = rest
-                worker.board.deliver((step, Cell(*cell)), report)
+                worker._deliver((step, Cell(*cell)), report)
             elif kind == "progress":
                 worker.progress = rest[0]
             elif kind == "end":
@@ -210,7 +253,7 @@ def _read(worker: ActionWorker, receive) -> None:
                 break
     finally:
         worker.ended = why
-        worker.board.settle(WORKER, f"the action's worker ended: {why}")
+        worker._settle(f"the action's worker ended: {why}")
 
 
 def wait_for(worker: ActionWorker, nodes: Sequence[Node], record: Callable[[Node, Report], None],
@@ -218,14 +261,14 @@ def wait_for(worker: ActionWorker, nodes: Sequence[Node], record: Callable[[Node
     """Hand each of ``nodes`` to ``record`` as soon as the worker reports it, in the order they finish.
 
     Raises:
-        BrokenPromise: the worker ended without making one of them (its error is in the message).
+        NotMade: the worker ended without making one of them (its error is in the message).
         KeyboardInterrupt: ``interrupted()`` became true.
     """
     futures: dict[concurrent.futures.Future, Node] = {}
     for node in nodes:
         fut = worker.report(node)
         if fut is None:
-            raise BrokenPromise(f"{node[0]} {'/'.join(v for v in node[1] if v)} is not one of the partitions this "
+            raise NotMade(f"{node[0]} {'/'.join(v for v in node[1] if v)} is not one of the partitions this "
                                 "action's worker makes")
         futures[fut] = node
     finished: queue.SimpleQueue[concurrent.futures.Future] = queue.SimpleQueue()
@@ -255,7 +298,7 @@ def _main(conn, parent: int) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     # What every job needs, imported while the command is still planning (``spawn``).
     import interviewsim_core.pipeline.runner  # noqa: F401
-    from . import engine, resources  # noqa: F401
+    from . import recording, resources  # noqa: F401
 
     try:
         job = conn.recv()
@@ -305,11 +348,10 @@ def _work(cfg_json: str, nodes: dict[str, list[tuple]], files: dict[str, str], p
           methods: list[str], say: Callable[..., None]) -> None:
     from interviewsim_core.pipeline.config import EvalConfig
     from interviewsim_core.pipeline.runner import run_steps
-    from interviewsim_core.pipeline.steps import BY_NAME, StepEnv
+    from interviewsim_core.pipeline.steps import BY_NAME
 
-    from .engine import PROGRESS_EVERY_S, _load_split, _metadata
-    from .resources import configured_embedder, embedding_cache
-    from .versioning import SPLIT_VERSION, split_version
+    from .recording import PROGRESS_EVERY_S, load_split, partition_metadata
+    from .resources import step_env
 
     cfg = EvalConfig.model_validate_json(cfg_json)
     run = {step: [Cell(*c) for c in cells] for step, cells in nodes.items()}
@@ -318,19 +360,13 @@ def _work(cfg_json: str, nodes: dict[str, list[tuple]], files: dict[str, str], p
         from interviewsim_core.factories import process_gateway
 
         gateway = process_gateway(cfg.effective_cache_path, cfg.cache_url)
-    load = lambda pid: _load_split(files[pid])  # noqa: E731 - run_steps gives env its own window over it
-    env = StepEnv(cfg, load,
-                  embedder=lambda: configured_embedder(cfg.effective_embedding_model, cfg.effective_embedding_api_base),
-                  embedding_cache=embedding_cache(cfg))
+    load = lambda pid: load_split(files[pid])  # noqa: E731 - run_steps gives env its own window over it
+    env = step_env(cfg, load)
     per_node: dict[tuple[str, Cell], dict[str, float]] = {}
-    versions: dict[str, str] = {}
+    metadata = partition_metadata(cfg, env.split)
 
     def done(step, cell: Cell, out: Any, inputs) -> None:
-        meta = _metadata(cfg, step, cell, out, inputs)
-        if cell.personality is not None:
-            if cell.personality not in versions:
-                versions[cell.personality] = split_version(env.split(cell.personality))
-            meta[SPLIT_VERSION] = versions[cell.personality]
+        meta = metadata(step, cell, out, inputs)
         mine = per_node.pop((step.name, cell), None)
         say("done", step.name, tuple(cell), Report(meta, mine if step.calls_models else None))
 

@@ -12,7 +12,7 @@ The partitions are the run's selection (``run_keys``), also when Dagster gave th
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +108,30 @@ def _targets(context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey, par
         if key not in out:
             out.update(latest([key], 1))
     return out
+
+
+def failed_checks(instance: dg.DagsterInstance, graph, personalities: Sequence[str],
+                  methods: Sequence[str]) -> list[str]:
+    """``asset:check`` for every check whose latest verdict failed on a partition of ``personalities`` x
+    ``methods`` (or on its unpartitioned asset), in the instance, whichever run evaluated it.
+
+    Why not the verdicts of the runs just made: a re-run that finds everything up to date makes no run,
+    so it evaluated no check, and ``interviewsim run`` ended 6 (invalid outputs, read from the tables)
+    where the run before it, on the same data, ended 5 (a check failed). The latest verdicts of the
+    covered partitions are the same for both (issue 30: the same data gives the same exit code).
+    """
+    from .defs.corpus.partitions import pxm_key
+
+    failed: list[str] = []
+    for check_key in sorted(graph.asset_check_keys, key=lambda k: (k.asset_key.to_user_string(), k.name)):
+        pdef = graph.get(check_key.asset_key).partitions_def
+        if pdef is None:
+            parts = None
+        elif isinstance(pdef, dg.MultiPartitionsDefinition):
+            parts = [str(pxm_key(p, m)) for p in personalities for m in methods]
+        else:
+            parts = list(personalities)
+        infos = instance.event_log_storage.get_asset_check_partition_info([check_key], partition_keys=parts)
+        if any(i.latest_execution_status.value == "FAILED" for i in infos):  # the enum's module is private
+            failed.append(f"{check_key.asset_key.to_user_string()}:{check_key.name}")
+    return failed

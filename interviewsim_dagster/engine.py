@@ -28,27 +28,22 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import dagster as dg
-import pandas as pd
 
 from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_core.pipeline.steps import BY_NAME, Cell, Partitioning, Step
 
+from . import action_worker
 from .assets_support import CORPUS, LLM
-from .batching import table_metadata
 from .defs.corpus.partitions import PERSONALITY, dims_of
-from .presenters import PRESENTERS
+from .recording import PROGRESS_EVERY_S, load_split, partition_metadata
+from .resources import step_env
 from .run_keys import PARTITION_TAG_PREFIX, run_partitions_def
-from .versioning import SPLIT_VERSION, split_version
+from .versioning import lineage_version
 
 APPROVE_TAG = "interviewsim/approve_cost_usd"
 """Run tag: the cost in USD the user accepted for this run (``interviewsim run`` sets it after its own
 plan was accepted; in the UI add it to the launch or backfill tags)."""
 PLAN_TAG_PREFIX = "interviewsim/plan_"
-HANDOFF_TAG = "interviewsim/handoff"
-"""Run tag ``<handoff name>/<producer>``: the runs of one ``interviewsim run`` in its process, which hand
-partitions to each other as they are written (``interviewsim_core/pipeline/handoff.py``)."""
-PROGRESS_EVERY_S = 15.0
-"""How often a running stage logs its per-step counts (calls planned, answered, cached, ...)."""
 
 
 def run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selected: Sequence[Step],
@@ -61,55 +56,32 @@ def run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selecte
     files = _valid_files(corpus, cells)
     people = sorted({c.personality for c in cells if c.personality is not None})
     registered = list(context.instance.get_dynamic_partitions(PERSONALITY))
-    board, producer = _handoff(context)
-    if board is None:
+    worker, token = action_worker.find(context.run.tags.get(action_worker.WORKER_TAG))
+    if worker is None:
         yield from _run_stage(context, cfg, stage, selected, cells, key_of, files, people, registered, None, "")
         return
-    why = "it failed"
     try:
-        if board.interrupted.is_set():  # Ctrl-C while this run waited for its pool slot
+        if worker.interrupted.is_set():  # Ctrl-C while this run waited for its pool slot
             raise KeyboardInterrupt("interrupted before this run's first step")
-        board.promise(producer, [(s.name, c) for s in selected for c in cells])  # before the next run starts
-        yield from _run_stage(context, cfg, stage, selected, cells, key_of, files, people, registered, board, producer)
-        why = "it succeeded"
-    except BaseException as exc:
-        why = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else 'no message'}"
-        raise
+        worker.started(token)  # the launcher starts the next run of the action now
+        yield from _run_stage(context, cfg, stage, selected, cells, key_of, files, people, registered, worker, token)
     finally:
-        board.settle(producer, why)
-        from . import action_worker
-
-        worker = action_worker.find(context.run.tags.get(action_worker.WORKER_TAG))
-        if worker is not None:  # the runs recording after this one's may store theirs now
-            worker.recorded(producer)
-
-
-def _handoff(context: dg.AssetExecutionContext):
-    """This run's handoff and its name in it, when it is one of the runs of an action in this process."""
-    from interviewsim_core.pipeline import handoff
-
-    tag = context.run.tags.get(HANDOFF_TAG) or ""
-    name, _, producer = tag.partition("/")
-    board = handoff.find(name)
-    return (board, producer or context.run_id) if board is not None else (None, "")
+        worker.recorded(token)  # the runs recording after this one's may store theirs now
 
 
 def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selected: Sequence[Step], cells, key_of,
-               files, people, registered, board, producer: str) -> Iterator[dg.MaterializeResult]:
+               files, people, registered, worker, token: str) -> Iterator[dg.MaterializeResult]:
+    """The stage's partitions made here by core's scheduler (``run_steps``), or, in a run of
+    ``interviewsim run`` (``worker``), recorded as the action's worker process reports them."""
     from interviewsim_core.pipeline.runner import run_steps
 
     _gate(context, cfg, selected, cells, people)
 
-    from . import action_worker
-    from .factory import step_env
-
-    worker = action_worker.find(context.run.tags.get(action_worker.WORKER_TAG))
     model_steps = [s for s in selected if s.calls_models]
     gateway = getattr(context.resources, LLM).get() if model_steps and worker is None else None
-    env = step_env(context, cfg)
+    env = step_env(cfg, getattr(context.resources, CORPUS).split)
     started = time.monotonic()
 
-    versions: dict[str, str] = {}
     own = {str(k) for k in context.partition_keys} if stage.partitioning is not Partitioning.NONE else set()
     beyond: dict[str, dict[str, dict[str, Any]]] = {}  # step -> key -> metadata, keys Dagster does not record
 
@@ -121,13 +93,10 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
         else:
             beyond.setdefault(step.name, {})[key_of[cell]] = meta
 
+    metadata = partition_metadata(cfg, env.split)
+
     def done(step: Step, cell: Cell, out: Any, inputs) -> None:
-        meta = _metadata(cfg, step, cell, out, inputs)
-        if cell.personality is not None:  # what ``interviewsim run`` compares to see an edited corpus file
-            if cell.personality not in versions:
-                versions[cell.personality] = split_version(env.split(cell.personality))
-            meta[SPLIT_VERSION] = versions[cell.personality]
-        record(step, cell, meta)
+        record(step, cell, metadata(step, cell, out, inputs))
 
     counts: dict[str, dict[str, float]] = {}
     context.log.info(f"{stage.name}: making {', '.join(s.name for s in selected)} for {len(cells)} partition(s)"
@@ -143,16 +112,15 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
                 for field in PROGRESS_FIELDS:
                     total[field] += report.counts.get(field, 0)
 
-        interrupted = board.interrupted.is_set if board is not None else (lambda: False)
+        interrupted = worker.interrupted.is_set
         action_worker.wait_for(worker, [(s.name, c) for s in selected for c in cells], reported, context.log.info,
                                PROGRESS_EVERY_S, interrupted)
-        worker.wait_turn(producer, interrupted)  # the runs it reads from store their materialisations first
+        worker.wait_turn(token, interrupted)  # the runs it reads from store their materialisations first
     else:
-        run_steps(cfg, {s.name: cells for s in selected}, lambda pid: _load_split(files[pid]), registered or people,
+        run_steps(cfg, {s.name: cells for s in selected}, lambda pid: load_split(files[pid]), registered or people,
                   list(cfg.methods),
                   gateway=gateway, write=True, progress=context.log.info, keep=(), on_partition=done, env=env,
-                  progress_every_s=PROGRESS_EVERY_S if model_steps else None, counts=counts, handoff=board,
-                  producer=producer)
+                  progress_every_s=PROGRESS_EVERY_S if model_steps else None, counts=counts)
     if gateway is not None and hasattr(gateway, "raise_for_cache_errors"):
         try:
             gateway.raise_for_cache_errors()
@@ -168,8 +136,6 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
             meta.update({"step_calls_planned": int(c["planned"]), "step_calls_made": int(c["answered"] - c["cached"]),
                          "step_cache_hits": int(c["cached"]), "step_invalid": int(c["invalid"]),
                          "step_failed": int(c["failed"]), "step_cost_usd": float(c["cost_usd"])})
-        from .factory import lineage_version
-
         yield dg.MaterializeResult(asset_key=step.name, metadata=meta,
                                    data_version=dg.DataVersion(lineage_version(step, cfg)))
         if step.name in beyond:
@@ -203,13 +169,6 @@ def _record_beyond(context: dg.AssetExecutionContext, asset: str, run_meta: dict
                                                   metadata={**run_meta, **meta}, tags={**tags, **dims}))
 
 
-def _load_split(path: str):
-    from interviewsim_core.loader import load_document
-    from interviewsim_core.split import split_personality
-
-    return split_personality(load_document(path))
-
-
 def _valid_files(corpus, cells: Sequence[Cell]) -> dict[str, str]:
     """Personality id -> its document for the run's personalities, refusing registered ones without one."""
     wanted = sorted({c.personality for c in cells if c.personality is not None})
@@ -223,16 +182,6 @@ def _valid_files(corpus, cells: Sequence[Cell]) -> dict[str, str]:
             f"document in {corpus.path}: nothing was run. Restore the file(s), or remove the partition(s) with "
             f"`interviewsim unregister {' '.join(stale)}` (the sensor log lists invalid files).")
     return {p: valid[p] for p in wanted}
-
-
-def _metadata(cfg: EvalConfig, step: Step, cell: Cell, out: Any, inputs) -> dict[str, Any]:
-    present = PRESENTERS.get(step.name)
-    meta: dict[str, Any] = {}
-    if present is not None:  # the step's own headline first, then the generic table metadata
-        meta.update(present(cfg, cell, inputs(), out))
-    if isinstance(out, pd.DataFrame):
-        meta.update(table_metadata(out, means=step.means))
-    return meta
 
 
 def _gate(context: dg.AssetExecutionContext, cfg: EvalConfig, selected: Sequence[Step], cells: Sequence[Cell],

@@ -32,7 +32,7 @@ import dagster as dg
 import pandas as pd
 
 from interviewsim_core.pipeline.calls import PlannedCall
-from interviewsim_core.pipeline.config import JUDGE_CONTRACTS, EvalConfig
+from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_core.pipeline.steps import (
     BY_NAME,
     Cell,
@@ -43,7 +43,6 @@ from interviewsim_core.pipeline.steps import (
     StepEnv,
     Trigger,
     inputs_for,
-    model_version,
     steps_for,
 )
 
@@ -57,6 +56,7 @@ from .defs.evaluate.automation import (
     rescore_on_judge_change,
 )
 from .run_keys import run_keys
+from .versioning import code_version, judged_aggregate, lineage_version
 
 def config_hash(cfg: EvalConfig) -> str:
     return hashlib.sha256(cfg.model_dump_json().encode("utf-8")).hexdigest()[:16]
@@ -108,35 +108,6 @@ def partition_mapping(inp: Input, step: Step) -> dg.PartitionMapping | None:
     if inp.mapping is InputMapping.PERSONALITY and up.partitioning is not step.partitioning:
         return to_personality
     return None
-
-
-def judged_aggregate(step: Step) -> bool:
-    """A table computed (no model call) from judgments: one row or column per judge, so it changes meaning
-    with the judges. ``method_scores``, ``personality_scores``, ``leaderboard``; not the report's files."""
-    if step.calls_models or step.writes_files:
-        return False
-    return any(BY_NAME[i.step].trigger is Trigger.JUDGE_CHANGE or judged_aggregate(BY_NAME[i.step])
-               for i in step.inputs)
-
-
-def code_version(step: Step, cfg: EvalConfig) -> str | None:
-    """Core's code version; judged aggregates take the judges' identities, so the UI shows them stale
-    after a judge change together with the judgments (a compute step's version is otherwise ``None``)."""
-    if judged_aggregate(step):
-        return model_version(cfg.effective_judges, JUDGE_CONTRACTS)
-    return step.code_version(cfg)
-
-
-def lineage_version(step: Step, cfg: EvalConfig) -> str:
-    """The data version every materialisation of ``step`` carries: its code version and its inputs' lineage
-    versions, hashed (``versioning`` says why a data version cannot be per partition or content-based here).
-
-    The same whatever the run's range and however often it is re-run, so an identical re-run leaves
-    nothing "Unsynced" downstream; any model, prompt or setting change upstream changes it, so what
-    reads the step shows stale and the free aggregates refresh (``automation``)."""
-    ups = sorted(lineage_version(BY_NAME[i.step], cfg) for i in step.inputs if BY_NAME[i.step].enabled(cfg))
-    blob = f"{step.name}\0{code_version(step, cfg) or ''}\0" + "\0".join(ups)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
 
 
 def automation(step: Step, cfg: EvalConfig) -> dg.AutomationCondition | None:
@@ -220,15 +191,6 @@ def stages(cfg: EvalConfig) -> list[Stage]:
         raise TypeError(f"the step table needs stages {sorted(unknown)} that have no job name (STAGE_JOBS)")
     order = [k for k in STAGE_JOBS if k in groups]
     return [Stage(STAGE_JOBS[k], groups[k][0].partitioning, tuple(groups[k])) for k in order]
-
-
-def step_env(context, cfg: EvalConfig) -> StepEnv:
-    from .resources import configured_embedder, embedding_cache
-
-    corpus = getattr(context.resources, CORPUS)
-    return StepEnv(cfg, corpus.split,
-                   embedder=lambda: configured_embedder(cfg.effective_embedding_model, cfg.effective_embedding_api_base),
-                   embedding_cache=embedding_cache(cfg))
 
 
 def run_cells(context, step: Step, parts: Partitions) -> dict[str | None, Cell]:

@@ -16,7 +16,7 @@ upstream partition it reads has the same data version now as just before that ma
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 import dagster as dg
@@ -95,11 +95,11 @@ def is_up_to_date(graph, instance: dg.DagsterInstance, key: dg.AssetKey, partiti
 def _same_action(instance: dg.DagsterInstance, child, parent: dg.AssetKey, partition: str | None) -> bool:
     """True when the parent partition's latest materialisation is by a run of the child's own action.
 
-    The runs of one ``interviewsim run`` overlap (``launch._execute_overlapped``): a child partition is
-    made from the table its parent's run handed over, and recorded when its own run ends, which can be
-    before the parent's run ends. The parent's version then comes after the child's, yet it is the
-    one the child read."""
-    from .engine import HANDOFF_TAG
+    The runs of one ``interviewsim run`` go side by side, recording what its worker process writes
+    (``launch._execute_with_worker``): a child partition can be recorded before its parent's run has
+    stored the parent's. The parent's version then comes after the child's, yet it is the one the
+    worker made the child from."""
+    from .action_worker import WORKER_TAG
 
     latest, _ = _latest(instance, parent, partition)
     if latest is None or not child.run_id or not latest.run_id:
@@ -107,7 +107,7 @@ def _same_action(instance: dg.DagsterInstance, child, parent: dg.AssetKey, parti
 
     def action(run_id: str) -> str:
         run = instance.get_run_by_id(run_id)
-        return (run.tags.get(HANDOFF_TAG) or "").partition("/")[0] if run is not None else ""
+        return (run.tags.get(WORKER_TAG) or "").partition("/")[0] if run is not None else ""
 
     mine = action(child.run_id)
     return bool(mine) and mine == action(latest.run_id)
@@ -115,31 +115,80 @@ def _same_action(instance: dg.DagsterInstance, child, parent: dg.AssetKey, parti
 
 def narrow(spec, partitions: Sequence[str | None], graph, instance: dg.DagsterInstance,
            methods: Sequence[str], split_versions: dict[str, str] | None = None,
-           rerun: Collection[dg.AssetKey] = ()) -> list:
-    """``spec`` (a ``launch.RunSpec``) without the assets that are up to date in every partition it covers.
+           rerun: Mapping[dg.AssetKey, Collection[str | None]] | None = None) -> list:
+    """``spec`` (a ``launch.RunSpec``) cut down to its outdated cells: ``[]`` when nothing is outdated.
 
     An asset downstream of an outdated asset of the same run is outdated for that partition too (its
-    input is about to be rewritten). Returns ``[]`` when nothing is outdated, else ONE spec over the
-    whole range with the assets outdated somewhere in it: the up-to-date partitions of those assets
-    are re-made from the cache (no call is paid again), which costs far less than one run per
-    outdated partition did (a CLI run beside the UI split into a run per personality, issue 19).
-    ``rerun``: assets that earlier runs of the same action will make (runs side by side are
-    narrowed before any starts): an asset reading one of them is outdated too.
+    input is about to be rewritten). ``rerun``: the partitions of each asset that earlier runs of the
+    same action will make (runs side by side are narrowed before any starts): a partition reading
+    one of them is outdated too.
+
+    Nothing up to date is rewritten (issue 30: adding a method re-made every up-to-date partition of
+    the range from the cache, a new materialisation event each). The partitions outdated for the same
+    assets are covered exactly by as few rectangular ranges as ``_rectangles`` finds: adding a method
+    for every personality is one run over that method, a new personality one run over its methods.
     """
     keys = list(spec.assets)  # topological order
-    outdated: set[dg.AssetKey] = set()
+    stale_at: dict[str | None, tuple[dg.AssetKey, ...]] = {}
     for p in partitions:
         stale: list[dg.AssetKey] = []
         for k in keys:
-            upstream_rerun = any(parent in stale or parent in rerun for parent in graph.get(k).parent_keys)
+            node = graph.get(k)
+            upstream_rerun = any(parent in stale or _remade(rerun, graph, node, parent, p, instance, methods)
+                                 for parent in node.parent_keys)
             if upstream_rerun or not is_up_to_date(graph, instance, k, p, methods, split_versions):
                 stale.append(k)
-        outdated.update(stale)
-        if len(outdated) == len(keys):
-            break
-    if not outdated:
-        return []
-    return [replace(spec, assets=tuple(k for k in keys if k in outdated))]
+        if stale:
+            stale_at[p] = tuple(stale)
+    if spec.start is None:
+        return [replace(spec, assets=stale_at[None])] if stale_at else []
+    by_assets: dict[tuple[dg.AssetKey, ...], list[str]] = {}
+    for p, assets in stale_at.items():
+        by_assets.setdefault(assets, []).append(p)
+    pdef = graph.get(keys[0]).partitions_def
+    registered = list(instance.get_dynamic_partitions(PERSONALITY))
+    return [replace(spec, assets=assets, start=a, end=b)
+            for assets, parts in by_assets.items() for a, b in _rectangles(pdef, parts, registered, methods)]
+
+
+def _remade(rerun, graph, node, parent: dg.AssetKey, partition: str | None, instance, methods) -> bool:
+    """True when an earlier run of the action re-makes a partition of ``parent`` that ``partition`` reads."""
+    made = (rerun or {}).get(parent)
+    if not made:
+        return False
+    reads = parent_partitions(node.partitions_def, graph.get(parent).partitions_def, partition, instance, methods)
+    return any(pp in made for pp in reads)
+
+
+def _rectangles(pdef, keys: Sequence[str], registered: Sequence[str], methods: Sequence[str]) -> list[tuple[str, str]]:
+    """(first, last) partition ranges that cover exactly ``keys``: runs of consecutive personalities, and for
+    P x M keys, of personalities outdated in the same methods times runs of consecutive methods."""
+    if not isinstance(pdef, dg.MultiPartitionsDefinition):
+        return contiguous_blocks(keys, registered)
+    methods_of: dict[str, list[str]] = {}
+    for k in keys:
+        dims = dims_of(pdef, k)
+        methods_of.setdefault(dims[PERSONALITY], []).append(dims[METHOD])
+    people_of: dict[tuple[str, ...], list[str]] = {}
+    for person, ms in methods_of.items():
+        people_of.setdefault(tuple(sorted(ms, key=methods.index)), []).append(person)
+    return [(str(pxm_key(pa, ma)), str(pxm_key(pb, mb)))
+            for ms, people in people_of.items()
+            for pa, pb in contiguous_blocks(people, registered)
+            for ma, mb in contiguous_blocks(ms, methods)]
+
+
+def contiguous_blocks(selected: Sequence[str], order: Sequence[str]) -> list[tuple[str, str]]:
+    """Runs of consecutive keys (in ``order``) covering ``selected``, as (first, last) pairs."""
+    pos = {k: i for i, k in enumerate(order)}
+    idx = sorted(pos[k] for k in set(selected))
+    blocks: list[tuple[str, str]] = []
+    for i in idx:
+        if blocks and pos[blocks[-1][1]] == i - 1:
+            blocks[-1] = (blocks[-1][0], order[i])
+        else:
+            blocks.append((order[i], order[i]))
+    return blocks
 
 
 def spec_partitions(spec, graph, personalities: Sequence[str], methods: Sequence[str]) -> list[str | None]:

@@ -24,14 +24,10 @@ from interviewsim_core.errors import ConfigError
 from interviewsim_core.pipeline.steps import Cell
 
 from .defs.corpus.partitions import METHOD, PERSONALITY, personality_partitions, pxm_key
+from .freshness import contiguous_blocks
+from .run_keys import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 from .slots import owner_tags
 
-# Dagster's documented run tags for a partition range (what a single-run backfill puts on its run;
-# Dagster 1.13.x). ``JobDefinition.execute_in_process`` takes no range argument in 1.13, and the
-# constants' home module is private (``dagster._core``), so the public tag strings are spelled here;
-# ``tests/dagster/test_dg_backfill.py`` fails if a run stops covering its range.
-ASSET_PARTITION_RANGE_START_TAG = "dagster/asset_partition_range_start"
-ASSET_PARTITION_RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 PERSONALITY_JOB = "personality_assets"
 PERSONALITY_METHOD_JOB = "personality_method_assets"
@@ -81,19 +77,6 @@ JOB_DESCRIPTIONS = {
 """Each job is one stage (``factory.stages``): the assets one Dagster run can make together."""
 
 
-def _contiguous_blocks(selected: Sequence[str], order: Sequence[str]) -> list[tuple[str, str]]:
-    """Runs of consecutive keys (in ``order``) covering ``selected``, as (first, last) pairs."""
-    pos = {k: i for i, k in enumerate(order)}
-    idx = sorted(pos[k] for k in set(selected))
-    blocks: list[tuple[str, str]] = []
-    for i in idx:
-        if blocks and pos[blocks[-1][1]] == i - 1:
-            blocks[-1] = (blocks[-1][0], order[i])
-        else:
-            blocks.append((order[i], order[i]))
-    return blocks
-
-
 def plan_runs(
     defs: dg.Definitions,
     instance: dg.DagsterInstance,
@@ -123,8 +106,8 @@ def plan_runs(
     graph = defs.resolve_asset_graph()
     wanted = _select(graph, selection)
     specs: list[RunSpec] = []
-    p_blocks = _contiguous_blocks(chosen_p, registered)
-    m_blocks = _contiguous_blocks(chosen_m, methods_order)
+    p_blocks = contiguous_blocks(chosen_p, registered)
+    m_blocks = contiguous_blocks(chosen_m, methods_order)
     for job_name in JOB_ORDER:
         try:
             job = defs.resolve_job_def(job_name)
@@ -180,18 +163,17 @@ def execute(
     skip_up_to_date: bool = False,
     tags: dict[str, str] | None = None,
     split_versions: dict[str, str] | None = None,
-    overlap: bool = False,
     worker_config: Any = None,
 ) -> list[RunOutcome]:
     """Run each spec in process on ``instance`` (so the runs are in its history); stop at the first failure.
 
-    ``overlap``: start every run at once, each handing the partitions it writes to the later ones
-    (``_execute_overlapped``), instead of one after the other.
+    Every run executes the stage body every launch route runs (``engine.run_stage``). Two ways:
 
-    ``worker_config`` (the ``EvalConfig`` the definitions were built from; ``interviewsim run``): make
-    every call of the action in one worker process (``action_worker``) while the runs, side by side in
-    this process, record each partition as the worker reports it (``_execute_with_worker``). Used only
-    when no other run of the instance is in progress (``worker_blocked``); else stage after stage.
+    - ``worker_config`` (the ``EvalConfig`` the definitions were built from; ``interviewsim run``):
+      every call of the action is made in one worker process (``action_worker``) while the runs, side
+      by side in this process, record each partition as the worker reports it (``_execute_with_worker``).
+      Only when nothing stands in its way (``worker_blocked``);
+    - else stage after stage, each run making its own calls with core's scheduler, as a UI launch does.
 
     ``skip_up_to_date``: leave out asset partitions materialised with the current code on unchanged
     inputs (``freshness``), decided just before each spec runs; ``interviewsim run --force`` turns it off.
@@ -204,15 +186,12 @@ def execute(
     run_config = {"loggers": {"console": {"config": {"log_level": dagster_log_level}}}}
     graph = defs.resolve_asset_graph()
     methods = freshness.configured_methods(graph)
-    if worker_config is not None and not overlap:
+    if worker_config is not None:
         busy = worker_blocked(instance)
         if busy is None:
             return _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to_date, tags or {},
                                         split_versions, graph, methods, worker_config)
-        progress(f"{busy}: its pools may make this action's runs wait, so they run stage after stage in this process")
-    if overlap and can_overlap(instance):
-        return _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_date, tags or {},
-                                   split_versions, graph, methods)
+        progress(f"{busy}: so this action's runs go stage after stage in this process, each making its calls")
     for i, planned in enumerate(specs, start=1):
         runs = [planned]
         if skip_up_to_date:
@@ -237,43 +216,45 @@ def _run_in_turn(defs, instance, i: int, n: int, spec: RunSpec, tags: dict[str, 
     result = defs.resolve_job_def(spec.job).execute_in_process(
         instance=instance, asset_selection=list(spec.assets), tags={**tags, **range_tags(spec), **owner_tags()},
         run_config=run_config, raise_on_error=False)
+    if not result.success and _interrupted(result):
+        raise KeyboardInterrupt(f"interrupted during {spec.describe()}")
     outcome = _outcome(spec, result, time.perf_counter() - t0)
     _say_outcome(progress, "      ", outcome, result)
     return outcome
 
 
-def _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_date: bool, tags: dict[str, str],
-                        split_versions, graph, methods, runs: list[tuple[int, RunSpec]] | None = None,
-                        worker: Any = None) -> list[RunOutcome]:
-    """The runs of one action side by side, streaming into each other (``pipeline/handoff.py``).
+def _interrupted(result) -> bool:
+    """The run failed because Ctrl-C reached it: Dagster turns the interrupt of an in-process run into a
+    failed step (``DagsterExecutionInterruptedError``) and returns, so the command would report a failed
+    run (exit 1) instead of an interrupted one (130) and carry on with the next stage."""
+    for ev in result.all_events:
+        if ev.is_step_failure:
+            error = ev.step_failure_data.error
+            while error is not None:
+                if error.cls_name in ("DagsterExecutionInterruptedError", "KeyboardInterrupt"):
+                    return True
+                error = error.cause
+    return False
 
-    Run after run, each stage waited for the whole previous one (issue 21: the provider idled while a
-    stage drained). Here each run starts as soon as the previous one has promised its partitions, in
-    its own thread of this process, so they share the process gateway and its concurrency bounds;
-    a run reads a promised partition the moment it is written. Each run still records only its own
-    partitions. What is up to date is decided for every run before the first starts (the narrowing
-    of one stage does not depend on another's outcome: a re-made upstream partition changes a
-    downstream one's version only through the code versions and split versions it is compared by).
 
-    ``worker`` (``action_worker``, with ``runs`` already narrowed): the runs make no call; each records
-    its partitions as the worker reports them, so every run's bookkeeping (run creation, metadata,
-    events, checks) happens while the worker is still calling, not after its last call.
+def _record_side_by_side(defs, instance, specs, progress, run_config, tags: dict[str, str], graph, methods,
+                         runs: list[tuple[int, RunSpec]], worker) -> list[RunOutcome]:
+    """The runs of one action side by side in threads of this process, each recording its partitions
+    as ``worker`` reports them.
+
+    No run makes a call, so every run's bookkeeping (run creation, metadata, events, checks) happens
+    while the worker is still calling, not after its last call. A run starts once the previous one
+    has begun its stage body (after its pool slot), so a later run never holds a slot an earlier one
+    waits for; runs sharing personalities store their materialisations in stage order
+    (``ActionWorker.order``).
 
     Raises:
         KeyboardInterrupt: Ctrl-C; every run was stopped first (the finished partitions are written).
     """
     import threading
 
-    from interviewsim_core.pipeline import handoff
+    from . import action_worker
 
-    from .action_worker import WORKER_TAG
-    from .engine import HANDOFF_TAG
-
-    if runs is None:
-        runs = _narrow_all(instance, specs, progress, skip_up_to_date, split_versions, graph, methods)
-    extra = {WORKER_TAG: worker.name} if worker is not None else {}
-    board = handoff.Handoff()
-    handoff.register(board)
     results: dict[int, tuple[Any, float]] = {}
     threads: list[threading.Thread] = []
 
@@ -282,47 +263,40 @@ def _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_
         try:
             result: Any = defs.resolve_job_def(spec.job).execute_in_process(
                 instance=instance, asset_selection=list(spec.assets),
-                tags={**tags, **range_tags(spec), **owner_tags(), HANDOFF_TAG: f"{board.name}/{token}", **extra},
+                tags={**tags, **range_tags(spec), **owner_tags(), **action_worker.run_tag(worker, token)},
                 run_config=run_config, raise_on_error=False)
         except BaseException as exc:  # noqa: BLE001 - reported as this run's failure below
             result = exc
         finally:
-            board.settle(token, "its run ended")
+            worker.started(token)  # a run that ended before its body must not hold back the next one
+            worker.recorded(token)
         results[k] = (result, time.perf_counter() - t0)
 
     tokens = [f"{i}/{len(specs)} {spec.job}" + (f" ({k})" if sum(r[0] == i for r in runs) > 1 else "")
               for k, (i, spec) in enumerate(runs)]
-    if worker is not None:
-        worker.order(_recording_order(runs, tokens, graph, list(instance.get_dynamic_partitions(PERSONALITY)),
-                                      methods))
-    try:
-        with _one_logging_setup(), _terminal_kept(progress) as say:
-            try:
-                for k, (i, spec) in enumerate(runs):
-                    say(f"[{i}/{len(specs)}] {spec.describe()}")
-                    th = threading.Thread(target=one, args=(k, spec, tokens[k]), name=f"interviewsim-run-{k}",
-                                          daemon=True)
-                    th.start()
-                    threads.append(th)
-                    # The next run starts once this one has promised its partitions (at its first step,
-                    # after its pool slot): a later run never holds a slot an earlier one waits for.
-                    while th.is_alive() and not board.wait_promised(tokens[k], 0.2):
-                        pass
-                for th in threads:
-                    while th.is_alive():
-                        th.join(0.5)
-            except KeyboardInterrupt:
-                # Each run cancels its calls in flight and ends; their step failures are not the user's
-                # news (the command says it was interrupted), and a run ending puts back the descriptors
-                # it captured, so they are quieted again until the last has ended (a second Ctrl-C stops
-                # waiting). Then ``_terminal_kept`` restores the terminal for the command's last lines.
-                board.interrupted.set()
-                while any(th.is_alive() for th in threads):
-                    _quiet()
-                    next(th for th in threads if th.is_alive()).join(0.05)
-                raise
-    finally:
-        handoff.unregister(board)
+    worker.order(_recording_order(runs, tokens, graph, list(instance.get_dynamic_partitions(PERSONALITY)), methods))
+    with _one_logging_setup(), _terminal_kept(progress) as say:
+        try:
+            for k, (i, spec) in enumerate(runs):
+                say(f"[{i}/{len(specs)}] {spec.describe()}")
+                th = threading.Thread(target=one, args=(k, spec, tokens[k]), name=f"interviewsim-run-{k}", daemon=True)
+                th.start()
+                threads.append(th)
+                while th.is_alive() and not worker.wait_started(tokens[k], 0.2):
+                    pass
+            for th in threads:
+                while th.is_alive():
+                    th.join(0.5)
+        except KeyboardInterrupt:
+            # Each run stops waiting and ends; their step failures are not the user's news (the command
+            # says it was interrupted), and a run ending puts back the descriptors it captured, so they
+            # are quieted again until the last has ended (a second Ctrl-C stops waiting). Then
+            # ``_terminal_kept`` restores the terminal for the command's last lines.
+            worker.interrupted.set()
+            while any(th.is_alive() for th in threads):
+                _quiet()
+                next(th for th in threads if th.is_alive()).join(0.05)
+            raise
     outcomes: list[RunOutcome] = []
     for k, (i, spec) in enumerate(runs):
         result, seconds = results[k]
@@ -345,14 +319,17 @@ def _narrow_all(instance, specs: Sequence[RunSpec], progress, skip_up_to_date: b
     from . import freshness
 
     runs: list[tuple[int, RunSpec]] = []
-    remade: set[dg.AssetKey] = set()
+    remade: dict[dg.AssetKey, set[str | None]] = {}
+    people = list(instance.get_dynamic_partitions(PERSONALITY))
     for i, planned in enumerate(specs, start=1):
         narrowed = [planned]
         if skip_up_to_date:
-            people = list(instance.get_dynamic_partitions(PERSONALITY))
             parts = freshness.spec_partitions(planned, graph, people, methods)
             narrowed = freshness.narrow(planned, parts, graph, instance, methods, split_versions, rerun=remade)
-            remade.update(k for spec in narrowed for k in spec.assets)
+            for spec in narrowed:
+                made = freshness.spec_partitions(spec, graph, people, methods)
+                for k in spec.assets:
+                    remade.setdefault(k, set()).update(made)
             if not narrowed:
                 progress(f"[{i}/{len(specs)}] {planned.describe()}: up to date, skipped (--force re-runs it)")
         runs.extend((i, spec) for spec in narrowed)
@@ -369,8 +346,13 @@ def worker_blocked(instance: dg.DagsterInstance) -> str | None:
     The worker makes the calls of every stage at once, before the stage runs claim their pool slots;
     beside another run of the instance (a UI launch, a backfill, automation) that would bypass the
     pools that make runs of one model wait for each other. So the worker is used only when no other
-    run is in progress.
+    run is in progress. Its runs go side by side in this process, which Dagster's per-run logging setup
+    allows only when ``dagster.yaml`` configures no Python log handlers (``python_logs.
+    dagster_handler_config``: Dagster installs those per run with ``dictConfig``, which
+    ``_one_logging_setup`` cannot leave out).
     """
+    if instance.get_python_log_dagster_handler_config():
+        return "dagster.yaml configures Python log handlers (python_logs), which runs side by side cannot share"
     n = instance.get_runs_count(dg.RunsFilter(statuses=list(IN_PROGRESS)))
     return f"{n} other run(s) in progress on this instance" if n else None
 
@@ -419,8 +401,8 @@ def _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to
                          split_versions, graph, methods, cfg) -> list[RunOutcome]:
     """The action's calls in one worker process (``action_worker``), its runs here recording them.
 
-    The runs go side by side (``_execute_overlapped``; in turn when ``dagster.yaml`` configures log
-    handlers), per-personality and P x M runs in blocks (``_in_blocks``), but none of them makes a
+    The runs go side by side (``_record_side_by_side``), per-personality and P x M runs in blocks
+    (``_in_blocks``), but none of them makes a
     call: each waits for its partitions and records them (metadata, one materialisation per asset
     partition, checks) while the worker, which streams every stage's calls at once like the direct
     runner, is already on the next ones. The worker is stopped when the runs end, whatever their
@@ -445,20 +427,11 @@ def _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to
             nodes.setdefault(asset.to_user_string(), []).extend(cells)
     files = {p: valid[p] for p in {c.personality for cs in nodes.values() for c in cs} if p is not None}
     worker = action_worker.start(cfg, nodes, files, people, list(cfg.methods))
-    side_by_side = can_overlap(instance)
     progress(f"calls: one worker process (pid {worker.process.pid}) makes every stage's partitions; the runs below "
-             f"record them as they are written{', side by side' if side_by_side else ''}")
+             "record them as they are written, side by side")
     outcomes: list[RunOutcome] = []
     try:
-        if side_by_side:
-            outcomes = _execute_overlapped(defs, instance, specs, progress, run_config, skip_up_to_date, tags,
-                                           split_versions, graph, methods, runs=runs, worker=worker)
-        else:  # dagster.yaml configures log handlers (``can_overlap``): the runs go in turn
-            for i, spec in runs:
-                outcomes.append(_run_in_turn(defs, instance, i, len(specs), spec,
-                                             {**tags, action_worker.WORKER_TAG: worker.name}, run_config, progress))
-                if not outcomes[-1].success:
-                    break
+        outcomes = _record_side_by_side(defs, instance, specs, progress, run_config, tags, graph, methods, runs, worker)
     finally:
         worker.stop()
     if worker.ended not in ("ok", "interrupted") and all(o.success for o in outcomes):
@@ -506,13 +479,6 @@ def _quiet() -> None:
     os.close(null)
 
 _DAGSTER_PROBE_LOGGER = "dagster_dummy_logger"
-
-
-def can_overlap(instance: dg.DagsterInstance) -> bool:
-    """Runs of one process can overlap unless ``dagster.yaml`` configures Python log handlers
-    (``python_logs.dagster_handler_config``): Dagster installs those per run with ``dictConfig``,
-    which ``_one_logging_setup`` cannot leave out."""
-    return not instance.get_python_log_dagster_handler_config()
 
 
 @contextlib.contextmanager
@@ -566,7 +532,7 @@ def _one_logging_setup() -> Iterator[None]:
     no handler is configured. ``dictConfig`` takes logging's module lock and then flushes and closes
     every handler of the process, while a running run's event handler holds its own lock and may
     need the module lock (SQLAlchemy's logger check): two runs of one process deadlocked there (seen
-    with ``py-spy dump``). With no handler configured (``can_overlap``) the probe configures
+    with ``py-spy dump``). With no handler configured (``worker_blocked``) the probe configures
     nothing, so it is skipped here; any other ``dictConfig`` call is passed through.
     """
     import logging.config

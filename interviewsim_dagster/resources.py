@@ -23,6 +23,7 @@ from .registration import scan_corpus
 
 if TYPE_CHECKING:
     from interviewsim_core.embeddings import Embedder
+    from interviewsim_core.pipeline.steps import StepEnv
     from interviewsim_core.schema import PreparedInput
     from interviewsim_core.split import HeldOutSplit
 
@@ -129,6 +130,16 @@ def _gateway_for(cache_path: str, cache_url: str | None, pid: int):
     from interviewsim_core.factories import process_gateway
 
     return process_gateway(cache_path, cache_url)
+
+
+def step_env(cfg: EvalConfig, split) -> StepEnv:
+    """The steps' environment of a run (or of the action's worker): ``split`` loads a personality's
+    split; the embedder and its cache are the configured ones."""
+    from interviewsim_core.pipeline.steps import StepEnv
+
+    return StepEnv(cfg, split,
+                   embedder=lambda: configured_embedder(cfg.effective_embedding_model, cfg.effective_embedding_api_base),
+                   embedding_cache=embedding_cache(cfg))
 
 
 @functools.lru_cache(maxsize=4)

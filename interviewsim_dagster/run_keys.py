@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import dagster as dg
 
-from .launch import ASSET_PARTITION_RANGE_END_TAG as RANGE_END_TAG
-from .launch import ASSET_PARTITION_RANGE_START_TAG as RANGE_START_TAG
+# Dagster's documented run tags for a partition range (what a single-run backfill puts on its run;
+# Dagster 1.13.x). ``JobDefinition.execute_in_process`` takes no range argument in 1.13, and the
+# constants' home module is private (``dagster._core``), so the public tag strings are spelled here;
+# ``tests/dagster/test_dg_backfill.py`` fails if a run stops covering its range.
+ASSET_PARTITION_RANGE_START_TAG = "dagster/asset_partition_range_start"
+ASSET_PARTITION_RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 PARTITION_TAG_PREFIX = "dagster/partition"
 BACKFILL_TAG = "dagster/backfill"
@@ -34,7 +38,7 @@ def run_keys(context: dg.AssetExecutionContext | dg.AssetCheckExecutionContext) 
     """
     keys = [str(k) for k in context.partition_keys]
     tags = context.run.tags
-    start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
+    start, end = tags.get(ASSET_PARTITION_RANGE_START_TAG), tags.get(ASSET_PARTITION_RANGE_END_TAG)
     if not (start and end) or len(keys) != 1 or (start, end) == (keys[0], keys[0]):
         return keys
     selected = _selection(context, start, end)

@@ -7,7 +7,7 @@ observations disagreed with it, so the UI showed aggregates "Unsynced" after an 
 (issue 19). Dagster's own logical version, ``hash(code version, upstream versions)``, is stable when
 nothing changed and changes with a judge (code version), but in a stage multi-asset Dagster's own
 logical version moved on every identical re-run (its input provenance is read per asset, not per
-partition). So every materialisation carries ``factory.lineage_version``: the step's code version
+partition). So every materialisation carries ``lineage_version``: the step's code version
 hashed with its inputs' lineage versions, the same for every range and every re-run, new whenever a
 model, prompt or setting anywhere upstream changes.
 
@@ -22,6 +22,9 @@ from __future__ import annotations
 import hashlib
 
 import pandas as pd
+
+from interviewsim_core.pipeline.config import JUDGE_CONTRACTS, EvalConfig
+from interviewsim_core.pipeline.steps import BY_NAME, Step, Trigger, model_version
 
 SPLIT_VERSION = "split_version"
 """Metadata key on every partitioned materialisation: the hash of the personality's split it was made from."""
@@ -44,3 +47,32 @@ def split_version(split) -> str:
     from interviewsim_core.pipeline.split_tables import split_table
 
     return content_version(split_table(split), None)
+
+
+def judged_aggregate(step: Step) -> bool:
+    """A table computed (no model call) from judgments: one row or column per judge, so it changes meaning
+    with the judges. ``method_scores``, ``personality_scores``, ``leaderboard``; not the report's files."""
+    if step.calls_models or step.writes_files:
+        return False
+    return any(BY_NAME[i.step].trigger is Trigger.JUDGE_CHANGE or judged_aggregate(BY_NAME[i.step])
+               for i in step.inputs)
+
+
+def code_version(step: Step, cfg: EvalConfig) -> str | None:
+    """Core's code version; judged aggregates take the judges' identities, so the UI shows them stale
+    after a judge change together with the judgments (a compute step's version is otherwise ``None``)."""
+    if judged_aggregate(step):
+        return model_version(cfg.effective_judges, JUDGE_CONTRACTS)
+    return step.code_version(cfg)
+
+
+def lineage_version(step: Step, cfg: EvalConfig) -> str:
+    """The data version every materialisation of ``step`` carries: its code version and its inputs' lineage
+    versions, hashed (this module's docstring says why a data version cannot be per partition or content-based here).
+
+    The same whatever the run's range and however often it is re-run, so an identical re-run leaves
+    nothing "Unsynced" downstream; any model, prompt or setting change upstream changes it, so what
+    reads the step shows stale and the free aggregates refresh (``automation``)."""
+    ups = sorted(lineage_version(BY_NAME[i.step], cfg) for i in step.inputs if BY_NAME[i.step].enabled(cfg))
+    blob = f"{step.name}\0{code_version(step, cfg) or ''}\0" + "\0".join(ups)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]

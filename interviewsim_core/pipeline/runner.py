@@ -48,7 +48,6 @@ from ..loader import index_corpus, load_corpus, load_document
 from ..split import HeldOutSplit, split_personality
 from ..llm.cache import in_batches
 from .calls import CallRunner, PlannedCall, check_unique_keys, failed_result, run_calls
-from .handoff import Handoff
 from .config import EvalConfig, check_retrieval_embedder
 from .steps import BY_NAME, Cell, InputMapping, Partitioning, Step, StepEnv, inputs_for, steps_for
 from .storage import partition_path, read_frame, write_frame
@@ -129,15 +128,12 @@ class _Graph:
     """Readers not finished yet (+1 while the table is kept for the caller): 0 frees the table."""
     external: set[Node] = field(default_factory=set)
     """Partitions read but not made by this run: loaded from the data root (absent: ``MISSING``)."""
-    promised: dict[Node, concurrent.futures.Future] = field(default_factory=dict)
-    """Partitions read but made by another run of this process (``handoff``): waited for like a node."""
 
     @classmethod
     def build(cls, steps: list[Step], run: dict[str, list[Cell]], personalities: list[str], methods: list[str],
-              keep: set[str], awaited: Callable[[Node], concurrent.futures.Future | None] | None = None) -> "_Graph":
+              keep: set[str]) -> "_Graph":
         """Nodes for the ``run`` cells of each step; partitions they read that the run does not make
-        are *external*: read from the data root when first needed (a Dagster run over one stage),
-        or *promised* (``awaited`` gives their future): handed over when the run making them writes them."""
+        are *external*: read from the data root when first needed (a Dagster run over one stage)."""
         g = cls({s.name: s for s in steps})
         running = {(name, c) for name, cs in run.items() for c in cs}
         for s in steps:
@@ -151,13 +147,9 @@ class _Graph:
                 g.waiting[node] = 0
                 g.left[node] = int(s.name in keep)
                 for u in ups:
-                    if u not in running and u not in g.promised and u not in g.external:
-                        fut = awaited(u) if awaited is not None else None
-                        if fut is not None:
-                            g.promised[u] = fut
-                        else:
-                            g.external.add(u)
-                    if u in running or u in g.promised:
+                    if u not in running:
+                        g.external.add(u)
+                    else:
                         g.readers[u].append(node)
                         g.waiting[node] += 1
                     g.left[u] = g.left.get(u, 0) + 1
@@ -220,8 +212,6 @@ def run_steps(
     env: StepEnv | None = None,
     progress_every_s: float | None = None,
     counts: dict[str, dict[str, float]] | None = None,
-    handoff: Handoff | None = None,
-    producer: str = "",
     node_counts: dict[tuple[str, Cell], dict[str, float]] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Make the partitions ``run`` names (step name -> cells), streaming their calls like ``run_evaluation``.
@@ -244,9 +234,6 @@ def run_steps(
             final when its last partition is made (``on_partition`` may read them then).
         node_counts: the same per (step, cell), final when ``on_partition`` is called for it (the action
             worker sends them, so each Dagster run sums its own partitions' calls).
-        handoff, producer: the runs of one user action in this process (``pipeline/handoff.py``): a
-            partition another of them promised is waited for and handed over, and each partition
-            this run makes is handed to them as it is written; ``producer`` names this run there.
 
     Returns:
         Step name -> the kept tables (``keep``, default every table the run makes), concatenated.
@@ -271,13 +258,12 @@ def run_steps(
     kept = set(made if keep is None else keep)
     if kept - set(made):
         raise ConfigError(f"keep names tables this run does not make: {sorted(kept - set(made))}; it makes {made}")
-    awaited = (lambda node: handoff.awaited(node, producer)) if handoff is not None else None
-    graph = _Graph.build(steps, {k: list(v) for k, v in run.items()}, personalities, methods, kept, awaited)
+    graph = _Graph.build(steps, {k: list(v) for k, v in run.items()}, personalities, methods, kept)
     streaming = callable(getattr(gw, "submit_many", None)) and not any(m.batch for m in config.effective_models)
     active = {n[1].personality for n in graph.order if n[1].personality is not None}
     pids = [p for p in personalities if p in active]
     extra = sorted(active - set(pids))
-    r = _Run(config, env, graph, gw, write, say, [*pids, *extra], streaming, splits, on_partition, handoff)
+    r = _Run(config, env, graph, gw, write, say, [*pids, *extra], streaming, splits, on_partition)
     r.progress_every_s = progress_every_s
     if counts is not None:  # filled as the run goes: a step's figures are final once its last partition is made
         r.counts = counts
@@ -293,9 +279,6 @@ def run_steps(
     return {name: concat_table(name, [r.done[(name, c)] for c in run[name]]) for name in made if name in kept}
 
 
-HANDOFF_POLL_S = 0.5
-"""With a handoff, the longest the scheduler waits before it looks at the action's interrupt flag."""
-
 PROGRESS_FIELDS = ("planned", "answered", "cached", "invalid", "failed", "cost_usd")
 
 MISSING = object()
@@ -307,15 +290,9 @@ class _Run:
 
     def __init__(self, config: EvalConfig, env: StepEnv, graph: _Graph, gateway: CallRunner, write: bool,
                  say: Callable[[str], None], personalities: list[str], streaming: bool,
-                 splits: dict[str, HeldOutSplit], on_partition: PartitionDone | None = None,
-                 handoff: Handoff | None = None):
+                 splits: dict[str, HeldOutSplit], on_partition: PartitionDone | None = None):
         self.config, self.env, self.g, self.gw, self.write, self.say = config, env, graph, gateway, write, say
-        self.streaming, self.splits, self.on_partition, self.handoff = streaming, splits, on_partition, handoff
-        self.handoffs: dict[concurrent.futures.Future, Node] = {fut: u for u, fut in graph.promised.items()}
-        self.blocked: dict[str | None, int] = defaultdict(int)  # per personality: promised inputs not handed over yet
-        for u in graph.promised:
-            for reader in graph.readers[u]:
-                self.blocked[reader[1].personality] += 1
+        self.streaming, self.splits, self.on_partition = streaming, splits, on_partition
         self.done: dict[Node, Any] = {}
         self.unfinished = len(graph.order)
         self.total = len(personalities)
@@ -347,14 +324,10 @@ class _Run:
             if self.progress_every_s is not None and time.monotonic() - self.last_progress >= self.progress_every_s:
                 self.last_progress = time.monotonic()
                 self.say(self.progress_line())
-            if self.handoff is not None and self.handoff.interrupted.is_set():
-                raise KeyboardInterrupt("interrupted: the run of the same action was stopped")
             self._admit()
             worked = self._work_ready()
             if self.flight:
                 self._collect()
-            elif self.handoffs and not worked and not self.ready:
-                self._collect()  # every active personality waits on a partition another run is making
             elif not worked and not self.ready:
                 if self.queue:  # nothing left to do for the active personalities: next one
                     self._admit(force=True)
@@ -368,18 +341,13 @@ class _Run:
         the whole run); streaming, the next one only when the calls queued for the active ones
         would no longer keep every concurrency slot busy (``BACKLOG_PER_SLOT``)."""
         while self.queue and (not self.streaming or force or not self.active
-                              or (self.backlog < BACKLOG_PER_SLOT * self.slots and self._few_blocked())):
+                              or self.backlog < BACKLOG_PER_SLOT * self.slots):
             pid = self.queue.popleft()
             self.active.add(pid)
             self.env.split(pid)
             self.ready.extend(n for n in self.nodes_of[pid] if self.g.waiting[n] == 0)
             if self.streaming:
                 return  # its calls enter the backlog before the next one is considered
-
-    def _few_blocked(self) -> bool:
-        """Fewer than two active personalities wait on another run's partitions: admitting more while
-        the producing run has not reached them would only hold their splits in memory."""
-        return sum(1 for p in self.active if self.blocked.get(p)) < 2
 
     def _work_ready(self) -> bool:
         """Run the ready compute nodes, plan the ready model nodes and send their calls; in waves
@@ -467,14 +435,8 @@ class _Run:
             self._round_done(node)
 
     def _collect(self) -> None:
-        # With runs beside this one, wake up now and then to see an interrupt of the whole action.
-        timeout = HANDOFF_POLL_S if self.handoff is not None else None
-        finished, _ = concurrent.futures.wait([*self.flight, *self.handoffs], timeout=timeout,
-                                              return_when=concurrent.futures.FIRST_COMPLETED)
+        finished, _ = concurrent.futures.wait(self.flight, return_when=concurrent.futures.FIRST_COMPLETED)
         for fut in finished:
-            if fut in self.handoffs:
-                self._handed(self.handoffs.pop(fut), fut.result())  # BrokenPromise: the producer failed
-                continue
             node, part = self.flight.pop(fut)
             self.backlog -= len(part)
             answers = fut.result()
@@ -530,13 +492,6 @@ class _Run:
             self.done[up] = read_frame(path) if exists(path) else MISSING
         return self.done[up]
 
-    def _handed(self, up: Node, frame: Any) -> None:
-        """A partition another run promised is written: its readers here may start."""
-        self.done[up] = frame if self.g.left.get(up) else None
-        for reader in self.g.readers[up]:
-            self.blocked[reader[1].personality] -= 1
-        self._release(up)
-
     def _release(self, node: Node) -> None:
         for reader in self.g.readers[node]:
             self.g.waiting[reader] -= 1
@@ -548,8 +503,6 @@ class _Run:
         step = self.g.steps[name]
         if self.write and not step.writes_files:
             write_partition(step, cell, frame, self.config.data_root)
-        if self.handoff is not None:  # written: the other runs of the action may read it now
-            self.handoff.deliver(node, frame)
         if self.on_partition is not None:
             self.on_partition(step, cell, frame, lambda: self._inputs(node))
         self.done[node] = frame if self.g.left[node] else None

@@ -1,6 +1,6 @@
-"""Ctrl-C on `interviewsim run` while its stage runs go side by side (with the calls in its worker process, the
-default, or in the runs, `--overlap`): every run stops, the command says it was interrupted and how to resume, and
-exits with its own code (130); a rerun resumes and finishes."""
+"""Ctrl-C on `interviewsim run`, its stage runs side by side with the calls in its worker process (the default)
+or stage after stage making their own calls (`--in-process`): every run stops, the command says it was
+interrupted and how to resume, and exits with its own code (130); a rerun resumes and finishes."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _start(cfg: Path, home: Path, *flags: str) -> subprocess.Popen:
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
-@pytest.mark.parametrize("flags", [(), ("--overlap",)], ids=["worker", "overlap"])
+@pytest.mark.parametrize("flags", [(), ("--in-process",)], ids=["worker", "in_process"])
 def test_ctrl_c_stops_every_run_says_so_without_a_traceback_and_a_rerun_finishes(tmp_path, flags):
     offline = {"model": "offline/extractive"}
     cfg = tmp_path / "cfg.yaml"

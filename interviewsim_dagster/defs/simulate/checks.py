@@ -14,11 +14,11 @@ from interviewsim_core.pipeline.scoring import mcq_output_gaps
 from interviewsim_core.pipeline.steps import BY_NAME
 from interviewsim_core.pipeline.tables import empty_frame
 
-from ...assets_support import AssetTarget, cells
+from ...assets_support import CORPUS, AssetTarget, cells
 from ...check_results import per_partition, run_frames
-from ...factory import Partitions, cell_inputs, checked_config, plan_cells, run_cells, step_env
+from ...factory import Partitions, cell_inputs, checked_config, plan_cells, run_cells
 from ...io_managers import ALLOW_MISSING
-from ...resources import CorpusResource
+from ...resources import CorpusResource, step_env
 from ...run_keys import run_keys
 from ..corpus.partitions import personality_partitions, to_personality
 
@@ -29,7 +29,7 @@ def replan(context, cfg: EvalConfig, step_name: str, loaded: dict) -> dict:
     parts = Partitions(cfg)
     run_cfg = checked_config(context, cfg)
     keyed = run_cells(context, step, parts)
-    return plan_cells(step, step_env(context, run_cfg), keyed, cell_inputs(step, keyed, loaded, parts))
+    return plan_cells(step, step_env(run_cfg, getattr(context.resources, CORPUS).split), keyed, cell_inputs(step, keyed, loaded, parts))
 
 NO_HELDOUT_IN_PROMPTS = "no_heldout_text_in_generation_prompts"
 ONE_PER_QUESTION = "one_generation_per_heldout_question"

@@ -1,0 +1,51 @@
+"""What a stage records of each partition it writes, whoever wrote it: a stage run's own scheduler
+(``engine``) or the action's worker process (``action_worker``). One definition, so a partition made
+either way carries the same metadata (``tests/dagster/test_action_worker.py`` compares them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+
+from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_core.pipeline.steps import Cell, Step
+
+from .batching import table_metadata
+from .presenters import PRESENTERS
+from .versioning import SPLIT_VERSION, split_version
+
+PROGRESS_EVERY_S = 15.0
+"""How often a running stage logs its per-step counts (calls planned, answered, cached, ...)."""
+
+
+def load_split(path: str):
+    """One personality's held-out split, from its document."""
+    from interviewsim_core.loader import load_document
+    from interviewsim_core.split import split_personality
+
+    return split_personality(load_document(path))
+
+
+def partition_metadata(cfg: EvalConfig, split: Callable[[str], Any]) -> Callable[..., dict[str, Any]]:
+    """``(step, cell, table, inputs) -> metadata`` of one written partition: the step's own headline
+    (``presenters``), the generic table metadata and, for a personality's partition, the version of the
+    split it was made from (what ``interviewsim run`` compares to see an edited corpus file; each
+    personality's is hashed once)."""
+    versions: dict[str, str] = {}
+
+    def meta(step: Step, cell: Cell, out: Any, inputs: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        present = PRESENTERS.get(step.name)
+        found: dict[str, Any] = {}
+        if present is not None:  # the step's own headline first, then the generic table metadata
+            found.update(present(cfg, cell, inputs(), out))
+        if isinstance(out, pd.DataFrame):
+            found.update(table_metadata(out, means=step.means))
+        if cell.personality is not None:
+            if cell.personality not in versions:
+                versions[cell.personality] = split_version(split(cell.personality))
+            found[SPLIT_VERSION] = versions[cell.personality]
+        return found
+
+    return meta
