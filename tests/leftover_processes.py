@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import pytest
 
 MARKER = "PYTEST_LEFTOVER_GUARD_PID"
@@ -38,34 +39,27 @@ class Proc:
     pid: int
     ppid: int
     sid: int
-
-    def command(self) -> str:
-        try:
-            raw = Path(f"/proc/{self.pid}/cmdline").read_bytes()
-        except OSError:
-            return "?"
-        return raw.replace(b"\0", b" ").decode(errors="replace").strip()[:300] or "?"
+    command: str
 
 
 def processes() -> dict[int, Proc]:
     """Every living process (zombies left out: they hold nothing and vanish with their parent)."""
     out = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    for p in psutil.process_iter(["ppid", "status", "cmdline"]):
+        if p.info["status"] in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
+            continue
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
+            sid = os.getsid(p.pid)
+        except OSError:  # ended since the listing
             continue
-        if fields[0] in ("Z", "X"):
-            continue
-        pid = int(stat.parent.name)
-        out[pid] = Proc(pid, int(fields[1]), int(fields[3]))
+        out[p.pid] = Proc(p.pid, p.info["ppid"], sid, " ".join(p.info["cmdline"] or [])[:300] or "?")
     return out
 
 
-def _has_marker(pid: int, value: bytes) -> bool:
+def _has_marker(pid: int, value: str) -> bool:
     try:
-        return value in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    except OSError:
+        return psutil.Process(pid).environ().get(MARKER) == value
+    except (psutil.Error, OSError):
         return False
 
 
@@ -76,14 +70,13 @@ def leftovers(root: int) -> list[Proc]:
     while frontier:
         frontier = {p.pid for p in procs.values() if p.ppid in frontier} - below
         below |= frontier
-    marker = f"{MARKER}={root}".encode()
-    found = [p for p in procs.values() if p.pid != root and (p.pid in below or _has_marker(p.pid, marker))]
+    found = [p for p in procs.values() if p.pid != root and (p.pid in below or _has_marker(p.pid, str(root)))]
     return sorted((p for p in found if not _interpreter_helper(p)), key=lambda p: p.pid)
 
 
 def _interpreter_helper(p: Proc) -> bool:
     """Python's ``multiprocessing`` resource tracker of this pytest process: it ends when pytest does."""
-    return p.ppid == os.getpid() and "multiprocessing.resource_tracker" in p.command()
+    return p.ppid == os.getpid() and "multiprocessing.resource_tracker" in p.command
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -103,7 +96,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         left = leftovers(os.getpid())
     if not left:
         return
-    lines = [f"  pid {p.pid} (parent {p.ppid}, session {p.sid}): {p.command()}" for p in left]
+    lines = [f"  pid {p.pid} (parent {p.ppid}, session {p.sid}): {p.command}" for p in left]
     for p in left:
         try:
             os.kill(p.pid, signal.SIGKILL)

@@ -25,7 +25,7 @@ def test_an_orphan_in_its_own_session_is_found_and_a_finished_child_is_not():
         while orphan not in {p.pid for p in leftovers(os.getpid())} and time.monotonic() < deadline:
             time.sleep(0.2)
         found = {p.pid: p for p in leftovers(os.getpid())}
-        assert orphan in found and "sleep 60" in found[orphan].command()
+        assert orphan in found and "sleep 60" in found[orphan].command
     finally:
         os.kill(orphan, signal.SIGKILL)
     deadline = time.monotonic() + 10

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from interviewsim_core.llm.testing import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,47 +66,36 @@ def _stop_group(proc: subprocess.Popen, sig: int = signal.SIGTERM, grace_s: floa
         pass
 
 
-def _processes() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, state) of every process, from /proc."""
-    out = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        out[int(stat.parent.name)] = (int(fields[1]), fields[0])
-    return out
-
-
 def descendants(pid: int) -> set[int]:
     """Every living process below ``pid`` (whatever process group or session it moved to)."""
-    procs = _processes()
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {p for p, (ppid, state) in procs.items() if ppid in frontier and state != "Z"} - found
-        found |= frontier
-    return found
+    try:
+        return {p.pid for p in psutil.Process(pid).children(recursive=True) if _living(p)}
+    except psutil.NoSuchProcess:
+        return set()
 
 
 def alive(pids: Iterable[int]) -> set[int]:
-    procs = _processes()
-    return {p for p in pids if p in procs and procs[p][1] != "Z"}
+    return {pid for pid in pids if psutil.pid_exists(pid) and _living(psutil.Process(pid))}
+
+
+def _living(p: psutil.Process) -> bool:
+    try:
+        return p.status() not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
+    except psutil.NoSuchProcess:
+        return False
 
 
 def session_members(sid: int) -> list[tuple[int, str]]:
     """(pid, command line) of every living process of session ``sid``."""
     out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
+    for p in psutil.process_iter(["status", "cmdline"]):
+        if p.info["status"] in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
             continue
-        if int(fields[3]) == sid and fields[0] not in ("Z", "X"):
-            try:
-                cmd = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-            except OSError:
-                cmd = "?"
-            out.append((int(stat.parent.name), cmd))
+        try:
+            if os.getsid(p.pid) == sid:
+                out.append((p.pid, " ".join(p.info["cmdline"] or []) or "?"))
+        except OSError:  # ended since the listing
+            continue
     return out
 
 
