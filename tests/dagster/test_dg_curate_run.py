@@ -74,3 +74,18 @@ def test_run_without_a_corpus_folder_of_its_own_is_refused(tmp_path, monkeypatch
     ran = CliRunner().invoke(app, ["run", "--transcripts", str(d), "--manifest", str(manifest)])
     assert ran.exit_code == 2
     assert "shipped sample" in ran.output
+
+
+def test_a_curation_over_budget_is_refused_before_any_call(tmp_path, monkeypatch):
+    from interviewsim_cli import app
+
+    d, manifest = _transcripts(tmp_path)
+    corpus = tmp_path / "corpus"
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    ran = CliRunner().invoke(app, [
+        "run", "--transcripts", str(d), "--manifest", str(manifest), "--corpus", str(corpus),
+        "--data-root", str(tmp_path / "data"), "--methods", "simple", "--builder", "openai/gpt-4.1",
+        "--max-cost", "0.000001"])
+    assert ran.exit_code == 7, ran.output
+    assert "curation's plan costs" in ran.output and "curation plan: " in ran.output
+    assert not corpus.exists()
