@@ -17,7 +17,7 @@ Nothing is written: no cache entry, no corpus file.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -101,16 +101,16 @@ def plan_curation(transcripts: Path | str, manifest: Path | str, model: ModelCon
         if cache is not None:
             cache.close()
     order = list(STEPS)
-    lines: defaultdict[str, list[PlanLine]] = defaultdict(list)
+    lines: list[PlanLine] = []
     for step in sorted(runner.calls, key=lambda s: order.index(s) if s in order else len(order)):
         m = runner.models[step]
         priced, note = _price_note(m)
         pt, ct = runner.prompt[step], runner.completion[step]
         if step in ("qa_pairs", "qa_tags"):
             note = "; ".join(x for x in ("calls depend on what quality control keeps (planned with offline verdicts)", note) if x)
-        lines[step].append(PlanLine(step=step, method="-", model=m.name, calls=runner.calls[step],
-                                    cached=runner.cached[step], prompt_tokens=pt, completion_tokens=ct,
-                                    cost_usd=_cost(m, pt, ct),
-                                    tokenizer="model" if has_own_tokenizer(m) else "estimate",
-                                    priced=priced, note=note))
-    return RunPlan(lines=tuple(line for step_lines in lines.values() for line in step_lines))
+        lines.append(PlanLine(step=step, method="-", model=m.name, calls=runner.calls[step],
+                              cached=runner.cached[step], prompt_tokens=pt, completion_tokens=ct,
+                              cost_usd=_cost(m, pt, ct),
+                              tokenizer="model" if has_own_tokenizer(m) else "estimate",
+                              priced=priced, note=note))
+    return RunPlan(lines=tuple(lines))
