@@ -15,7 +15,7 @@ from typing import Annotated, Optional
 
 import typer
 
-__all__ = ["register", "curate_command"]
+__all__ = ["register", "curate_command", "print_problems", "print_summary"]
 
 CACHE_NAME = ".curation_cache.sqlite"
 
@@ -46,31 +46,41 @@ def curate_command(
     if as_json:
         typer.echo(json.dumps(report_of(outcome), indent=2, ensure_ascii=False))
     else:
-        table = outcome.table()
-        kept = sum(r["kept"] for r in table)
-        reviewed = sum(r["kind"] == "reviewed" for r in table)
-        typer.echo(f"{len(table)} transcripts, {kept} kept by quality control and review ({reviewed} reviewed): "
-                   f"retention {kept / len(table):.1%}" if table else "no transcript")
-        for pid, path in sorted(outcome.written.items()):
-            doc = outcome.documents[pid]
-            n = sum(len(i["qa_pairs"]) for i in doc["interviews"])
-            cat = outcome.categories.get(pid, (None, ""))[0]
-            typer.echo(f"  wrote {path}: {len(doc['interviews'])} interviews, {n} QA pairs, category {cat}")
-        for r in table:
-            if r["kind"] and not r["kept"]:
-                typer.echo(f"  excluded {r['file']}: {r['kind']}: {r['reason']}")
-        for pid, why in sorted(outcome.refused.items()):
-            typer.echo(f"  refused {pid}: {'; '.join(why[:3])}{' ...' if len(why) > 3 else ''}")
-        for w in outcome.warnings:
-            typer.echo(f"  warning: {w}")
-        typer.echo(f"{outcome.calls} model calls planned ({cfg.name}); report: {out / 'curation_report.json'}")
+        print_summary(outcome, cfg.name, out)
     if compare is not None:
         typer.echo(format_table(compare_corpora(outcome.documents, compare, outcome.excluded())))
     if outcome.problems:
-        typer.echo(f"{len(outcome.problems)} problem(s):", err=True)
-        for p in outcome.problems:
-            typer.echo(f"  - {str(p).splitlines()[0]}", err=True)
+        print_problems(outcome)
         raise typer.Exit(code=1)
+
+
+def print_summary(outcome, model_name: str, out: Path) -> None:
+    """What a curation kept, wrote, excluded and refused, and its calls (``curate`` and ``run --transcripts``)."""
+    table = outcome.table()
+    kept = sum(r["kept"] for r in table)
+    reviewed = sum(r["kind"] == "reviewed" for r in table)
+    typer.echo(f"{len(table)} transcripts, {kept} kept by quality control and review ({reviewed} reviewed): "
+               f"retention {kept / len(table):.1%}" if table else "no transcript")
+    for pid, path in sorted(outcome.written.items()):
+        doc = outcome.documents[pid]
+        n = sum(len(i["qa_pairs"]) for i in doc["interviews"])
+        cat = outcome.categories.get(pid, (None, ""))[0]
+        typer.echo(f"  wrote {path}: {len(doc['interviews'])} interviews, {n} QA pairs, category {cat}")
+    for r in table:
+        if r["kind"] and not r["kept"]:
+            typer.echo(f"  excluded {r['file']}: {r['kind']}: {r['reason']}")
+    for pid, why in sorted(outcome.refused.items()):
+        typer.echo(f"  refused {pid}: {'; '.join(why[:3])}{' ...' if len(why) > 3 else ''}")
+    for w in outcome.warnings:
+        typer.echo(f"  warning: {w}")
+    typer.echo(f"{outcome.calls} model calls planned ({model_name}); report: {out / 'curation_report.json'}")
+
+
+def print_problems(outcome) -> None:
+    """Every input problem, one line each, on stderr."""
+    typer.echo(f"{len(outcome.problems)} problem(s):", err=True)
+    for p in outcome.problems:
+        typer.echo(f"  - {str(p).splitlines()[0]}", err=True)
 
 
 def sample_transcripts_command(

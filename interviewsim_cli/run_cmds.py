@@ -308,6 +308,9 @@ def _split_versions(cfg, personalities: list[str]) -> dict[str, str]:
 
 def _run_options(
     corpus: Optional[Path] = typer.Option(None, "--corpus", help="Corpus folder (one sub-folder per personality)."),
+    transcripts: Optional[Path] = typer.Option(
+        None, "--transcripts", help="Transcripts folder to curate into --corpus first (needs --manifest; docs/CURATION.md)."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Manifest (CSV/JSON) of --transcripts."),
     data_root: Optional[str] = typer.Option(
         None, "--data-root", help="Where the Parquet tables go: a folder or a URL (s3://bucket/prefix, gs://, file://)."),
     methods: Optional[str] = typer.Option(None, "--methods", help="Comma-separated methods to run (default: all configured)."),
@@ -423,6 +426,10 @@ def run(
     places = {"LLM cache": Path(cfg.effective_cache_path), "data root": Path(cfg.data_root),
               "DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")}
     with outcome.exit_on_environment_error(places, lambda line: typer.echo(line, err=True)):
+        if cfg.transcripts is not None:  # curation first, into cfg.corpus (curate_stage.py)
+            from .curate_stage import curate_before_run
+
+            curate_before_run(cfg, yes, _is_tty)
         code = _materialise(cfg, selection.personalities, selection.methods, assets, verbose,
                             force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config,
                             in_process=in_process)
@@ -446,14 +453,27 @@ def plan(
     from interviewsim_core.errors import ConfigError, InputValidationError
     from interviewsim_core.plan import plan_run
 
+    curation = None
+    if selection.cfg.transcripts is not None:  # the curation's calls, before its first one (curate_stage.py)
+        from .curate_stage import plan_of_curation
+
+        curation, corpus_ready = plan_of_curation(selection.cfg)
+        if not as_json:
+            typer.echo(f"curation (transcripts -> corpus):\n{curation.table()}")
+        if not corpus_ready:
+            typer.echo(json.dumps({"curation": curation.to_json()}, indent=2) if as_json else
+                       f"evaluation: planned once the curation has written {selection.cfg.corpus}")
+            return
     try:
         result = plan_run(selection.cfg, selection.personalities, selection.methods)
     except ConfigError as exc:
         _fail(f"error: {exc}")
     except InputValidationError as exc:
         _fail(f"error: {exc}", outcome.EXIT_INPUT_REFUSED)
-    typer.echo(json.dumps(result.to_json(), indent=2) if as_json else result.table())
-
+    if as_json:
+        typer.echo(json.dumps({**result.to_json(), **({"curation": curation.to_json()} if curation else {})}, indent=2))
+    else:
+        typer.echo(result.table())
 
 def demo(
     data_root: Path = typer.Option(Path("data_out"), "--data-root", help="Where the Parquet tables go."),

@@ -36,7 +36,8 @@ ENV_PREFIX = "INTERVIEWSIM_"
 JUDGE_CONTRACTS: tuple[str, ...] = ("content_similarity", "factual_consistency", "personality")
 
 _MODEL_FIELDS = ("generator", "builder", "premise_judge")
-_PATH_FIELDS = ("corpus", "data_root", "cache_path", "premise_conclusions", "categories_csv", "human_labels_csv")
+_PATH_FIELDS = ("corpus", "transcripts", "manifest", "data_root", "cache_path", "premise_conclusions", "categories_csv",
+                "human_labels_csv")
 
 
 class PSVoteSampling(BaseModel):
@@ -90,6 +91,11 @@ class EvalConfig(BaseModel):
 
     corpus: Path = Field(default_factory=_sample_corpus)
     """Corpus folder (one sub-folder per personality) or one prepared_input.json; defaults to the shipped sample."""
+    transcripts: Path | None = None
+    """Folder of interview transcripts (text, WebVTT, SRT, diarised JSON) that a run first curates into ``corpus``
+    (docs/CURATION.md), with the ``builder`` model; needs ``manifest``. ``None``: the corpus is read as it is."""
+    manifest: Path | None = None
+    """Manifest (CSV or JSON, one row per transcript) of ``transcripts``; needs ``transcripts``."""
     data_root: DataRoot = Path("data_out")
     """Where the Parquet tables go: ``<data_root>/<asset>/<personality_id>[/<method>].parquet``; a folder or a
     URL of shared storage (``s3://bucket/prefix``, ``gs://...``, ``file://...``; needs ``cache_path`` then)."""
@@ -237,6 +243,16 @@ class EvalConfig(BaseModel):
         if v is not None and v < 0:
             raise ValueError("max_cost_usd must be >= 0 (or null for no limit)")
         return v
+
+    @model_validator(mode="after")
+    def _curation_pair(self) -> EvalConfig:
+        if (self.transcripts is None) != (self.manifest is None):
+            raise ValueError("transcripts and manifest go together: the manifest names the transcripts' people and "
+                             "dates (docs/CURATION.md)")
+        if self.transcripts is not None and Path(self.corpus).expanduser().resolve() == _sample_corpus().resolve():
+            raise ValueError("transcripts: name the corpus folder the curation writes (corpus / --corpus); the "
+                             "default corpus is the shipped sample, which a curation must not overwrite")
+        return self
 
     @model_validator(mode="after")
     def _batchable(self) -> EvalConfig:
@@ -441,7 +457,7 @@ class EvalConfig(BaseModel):
             "data_root": resolve_root(self.data_root),  # a URL stays as given
             "cache_path": self.effective_cache_path.expanduser().resolve(),
         }
-        for name in ("premise_conclusions", "categories_csv", "human_labels_csv"):
+        for name in ("transcripts", "manifest", "premise_conclusions", "categories_csv", "human_labels_csv"):
             value = getattr(self, name)
             if value is not None:
                 updates[name] = Path(value).expanduser().resolve()

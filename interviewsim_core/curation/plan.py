@@ -1,0 +1,116 @@
+"""What a curation will call and cost, before its first model call (``interviewsim plan --transcripts``).
+
+How: the curation itself (``run.curate``) runs with a planning runner in place of the gateway. Each
+call the curation would send is counted (calls, cached, prompt tokens, expected completion tokens)
+and answered without a model: with its cached answer when the cache has one (so a finished
+curation plans 0 to send), else with the offline model's responder, parsed by the contract's own
+parser. The steps after attribution are planned from those answers, as the evaluation planner
+plans MCQ items from made-up atomic items (``plan.py``).
+
+Exact: the attribution calls (the rule decides which labels need the model before any call) and the
+quality-control calls (one per ingested transcript of a personality without input problems).
+Estimated: QA structuring and tagging, which depend on what quality control keeps: planned with the
+offline verdicts (a real model may keep more or fewer transcripts); completion tokens (contract
+output sizes below). Review decisions are not read (they change only which transcripts are kept).
+Nothing is written: no cache entry, no corpus file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..contracts import REGISTRY
+from ..errors import ContractParseError
+from ..llm.types import CallRequest, CallResult, ModelConfig
+from ..plan import PlanLine, RunPlan, _cost, _price_note
+from .run import STEPS, curate
+
+__all__ = ["CURATION_COMPLETION_TOKENS", "plan_curation"]
+
+CURATION_COMPLETION_TOKENS: dict[str, int] = {
+    "speaker_attribution": 120,
+    "transcript_quality": 60,
+    "qa_structuring": 1500,
+    "thematic_tagging": 200,
+    "personality_category": 40,
+}
+"""Expected reply sizes: a label list with short reasons; a verdict with one sentence; the pairs of a
+transcript with cleaned texts (about the transcript's length: the largest); a tag per pair; one category."""
+
+_STEP_OF = {contract: step for step, contract in STEPS.items()}
+
+
+class _PlanningRunner:
+    """Stands in for the gateway: counts each call and answers it from the cache or the offline responder."""
+
+    def __init__(self, cache) -> None:
+        from ..planning.tokens import PromptTokens
+
+        self.cache = cache
+        self.tokens = PromptTokens()
+        self.calls: Counter[str] = Counter()
+        self.cached: Counter[str] = Counter()
+        self.prompt: Counter[str] = Counter()
+        self.completion: Counter[str] = Counter()
+        self.models: dict[str, ModelConfig] = {}
+
+    def run_many(self, calls: Sequence[tuple[ModelConfig, CallRequest]]) -> list[CallResult]:
+        return [self._one(model, req) for model, req in calls]
+
+    def _one(self, model: ModelConfig, req: CallRequest) -> CallResult:
+        from ..llm.cache import request_key
+        from ..offline import respond
+
+        step = _STEP_OF.get(req.contract, req.contract)
+        self.models[step] = model
+        self.calls[step] += 1
+        key = request_key(model, req)
+        entry = self.cache.get_answer(key) if self.cache is not None else None
+        if entry is not None:
+            self.cached[step] += 1
+            raw = entry.raw
+        else:
+            self.prompt[step] += self.tokens.count(model, req)
+            self.completion[step] += CURATION_COMPLETION_TOKENS.get(req.contract, 100)
+            raw = respond([dict(m) for m in req.messages], req.contract)
+        parse = req.parser or REGISTRY[req.contract].parse
+        try:
+            return CallResult(status="ok", value=parse(raw), raw=raw, model=model.name, cache_key=key)
+        except ContractParseError as exc:  # a cached answer the parser now refuses: the run would re-ask
+            return CallResult(status="invalid", raw=raw, parse_error=str(exc), model=model.name, cache_key=key)
+
+
+def plan_curation(transcripts: Path | str, manifest: Path | str, model: ModelConfig,
+                  cache_path: Path | str | None) -> RunPlan:
+    """The plan of ``curate(transcripts, manifest, gateway, model)`` with the cache at ``cache_path``.
+
+    One line per curation step (``speaker_turns``, ``transcript_quality``, ``qa_pairs``, ``qa_tags``,
+    ``personality_category``), method ``-``. Input problems do not raise: the personalities concerned
+    are left out, as the curation itself would (``interviewsim curate`` lists them).
+    """
+    from ..llm.cache import SqliteCache
+    from ..planning.tokens import has_own_tokenizer
+
+    cache = SqliteCache(Path(cache_path)) if cache_path is not None and Path(cache_path).exists() else None
+    runner = _PlanningRunner(cache)
+    try:
+        curate(transcripts, manifest, runner, model, out=None)
+    finally:
+        if cache is not None:
+            cache.close()
+    order = list(STEPS)
+    lines: list[PlanLine] = []
+    for step in sorted(runner.calls, key=lambda s: order.index(s) if s in order else len(order)):
+        m = runner.models[step]
+        priced, note = _price_note(m)
+        pt, ct = runner.prompt[step], runner.completion[step]
+        if step in ("qa_pairs", "qa_tags"):
+            note = "; ".join(x for x in ("calls depend on what quality control keeps (planned with offline verdicts)", note) if x)
+        lines.append(PlanLine(step=step, method="-", model=m.name, calls=runner.calls[step],
+                              cached=runner.cached[step], prompt_tokens=pt, completion_tokens=ct,
+                              cost_usd=_cost(m, pt, ct),
+                              tokenizer="model" if has_own_tokenizer(m) else "estimate",
+                              priced=priced, note=note))
+    return RunPlan(lines=tuple(lines))
