@@ -38,7 +38,7 @@ from .defs.corpus.partitions import PERSONALITY, dims_of
 from .recording import PROGRESS_EVERY_S, load_split, partition_metadata
 from .resources import step_env
 from .run_keys import PARTITION_TAG_PREFIX, run_partitions_def
-from .versioning import lineage_version
+from .versioning import lineage_version, reread_inputs
 
 APPROVE_TAG = "interviewsim/approve_cost_usd"
 """Run tag: the cost in USD the user accepted for this run (``interviewsim run`` sets it after its own
@@ -116,6 +116,7 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
         action_worker.wait_for(worker, [(s.name, c) for s in selected for c in cells], reported, context.log.info,
                                PROGRESS_EVERY_S, interrupted)
         worker.wait_turn(token, interrupted)  # the runs it reads from store their materialisations first
+        reread_inputs(context)  # provenance as of now, not of the step's start (issue 33)
     else:
         run_steps(cfg, {s.name: cells for s in selected}, lambda pid: load_split(files[pid]), registered or people,
                   list(cfg.methods),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 
+import dagster as dg
 import pandas as pd
 
 from interviewsim_core.pipeline.config import JUDGE_CONTRACTS, EvalConfig
@@ -76,3 +77,14 @@ def lineage_version(step: Step, cfg: EvalConfig) -> str:
     ups = sorted(lineage_version(BY_NAME[i.step], cfg) for i in step.inputs if BY_NAME[i.step].enabled(cfg))
     blob = f"{step.name}\0{code_version(step, cfg) or ''}\0" + "\0".join(ups)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+
+
+def reread_inputs(context: dg.AssetExecutionContext) -> None:
+    """Make the step record the upstream materialisations stored by now as what it read.
+
+    Dagster reads a step's input provenance (``dagster/input_event_pointer/*``, the inputs' data
+    versions) when the step starts. A run of ``interviewsim run`` starts while the runs it reads from are
+    still recording and waits for them (``action_worker.wait_turn``), so without this its aggregates
+    pointed before (or at no) upstream materialisation, and the UI showed the leaderboard "Unsynced"
+    after a plain run (issue 33: "method_scores has a new data version")."""
+    context.get_step_execution_context().fetch_external_input_asset_version_info()
