@@ -143,6 +143,9 @@ def _calibration_section(board: pd.DataFrame, t: dict[str, pd.DataFrame], root) 
     from . import calibration as cal
     from ..strategies.calibration import CALIBRATION_METHODS, REFERENCE
 
+    title = "Calibration: normalised scores and judge audits"
+    if board.empty and t["generations"].empty:
+        return _not_run("calibration", title, "No leaderboard and no generations: the evaluation has not run.")
     gens, fc = t["generations"], t["factual_consistency"]
     if root is not None and "generated" not in gens.columns and not gens.empty:
         gens = cal.read_text_columns(root, "generations", "generated", cal.with_lengths)  # lengths, not texts
@@ -150,7 +153,6 @@ def _calibration_section(board: pd.DataFrame, t: dict[str, pd.DataFrame], root) 
         fc = cal.read_text_columns(root, "factual_consistency", "explanation",
                                    lambda d: d[(d["method"] == REFERENCE) & (d["label"] == "Contradiction")])
 
-    title = "Calibration: normalised scores and judge audits"
     ran = sorted(set(t["generations"]["method"].astype(str)) & set(CALIBRATION_METHODS)) \
         if not t["generations"].empty else []
     corr, adjusted = cal.length_audit(t["content_similarity"], gens)
