@@ -125,9 +125,22 @@ def leaderboard(store: Store, view: str = "") -> dict[str, Any]:
                 "value": r["value"], "ci_low": r["ci_low"], "ci_high": r["ci_high"], "coverage": r["coverage"],
                 "best": bool(r["best"]), "below": bool(r["below_coverage"]), "empty_reason": r["empty_reason"],
                 "percent": metric != "cs_mean" and not metric.endswith("_reward"),
-                "href": _metric_link(metric, method, judge)})
+                "href": _metric_link(metric, method, judge), **_normalised(r)})
         table.append({"method": method, "cells": cells})
     return {"view": view, "views": views, "columns": [(labels.get(m, m), j) for m, j in cols], "rows": table}
+
+
+def _normalised(r: dict[str, Any]) -> dict[str, Any]:
+    """A cell's normalised score (docs/CALIBRATION.md) as the leaderboard table stores it: the value with its
+    interval and the floor and ceiling it is between, or the reason it has none (a leaderboard written
+    before the calibration columns existed has neither)."""
+    if "normalised" not in r:
+        return {}
+    value = r["normalised"]
+    if value is None or value != value:  # NaN: undefined, and the row says why
+        return {"norm": None, "norm_reason": r.get("norm_reason") or ""}
+    return {"norm": value, "norm_ci": (r["norm_ci_low"], r["norm_ci_high"]),
+            "norm_between": f"{r['norm_floor']} {r['floor_value']:.3f} .. {r['norm_ceiling']} {r['ceiling_value']:.3f}"}
 
 
 def question(store: Store, personality_id: str, qa_id: str) -> dict[str, Any] | None:

@@ -179,3 +179,23 @@ def test_a_broken_labels_file_is_reported_not_overwritten(view_root, tmp_path):
             "value": "3", "reviewer": "Ann"}
     assert c.post("/labels", data=form, follow_redirects=False).status_code == 400
     assert (tmp_path / "labels.csv").read_text(encoding="utf-8").endswith("value,extra\n")
+
+
+def test_the_leaderboard_shows_normalised_scores_or_why_not(view_root, tmp_path):
+    """Issue 32: the normalised score beside the raw one, with its interval and what it lies between, or
+    the reason it is undefined (this run has no calibration method, so every cell says "not run")."""
+    import pandas as pd
+
+    page = client(view_root, tmp_path).get(urls.leaderboard("all_valid")).text
+    assert "normalised: not run: calibration method(s)" in page
+
+    root = tmp_path / "root"
+    shutil.copytree(view_root, root)
+    board = pd.read_parquet(root / "leaderboard.parquet")
+    row = board.index[(board["view"] == "all_valid") & (board["metric"] == "cs_mean") & (board["method"] == "simple")][0]
+    board.loc[row, ["normalised", "norm_ci_low", "norm_ci_high", "floor_value", "ceiling_value"]] = \
+        [0.25, 0.125, 0.375, 1.5, 3.5]
+    board.loc[row, ["norm_floor", "norm_ceiling"]] = ["copy-nearest", "reference"]
+    board.to_parquet(root / "leaderboard.parquet")
+    page = client(root, tmp_path).get(urls.leaderboard("all_valid")).text
+    assert 'title="between copy-nearest 1.500 .. reference 3.500">normalised 0.25 [0.12, 0.38]' in page
