@@ -105,8 +105,8 @@ def model_family(model: str) -> str:
 def self_preference(judged: pd.DataFrame, generations: pd.DataFrame) -> pd.DataFrame:
     """Per judge: its model, its family, the generator models' families, and whether they share one."""
     cols = ["judge", "judge_model", "judge_family", "generator_families", "same_family"]
-    if judged.empty or generations.empty:
-        return pd.DataFrame(columns=cols)
+    if judged.empty or generations.empty or "model" not in judged or "model" not in generations:
+        return pd.DataFrame(columns=cols)  # no model names to compare (tables written without them)
     from ..pipeline.calls import CALIBRATION_MODEL
 
     gens = {model_family(m) for m in generations["model"].dropna().astype(str) if m != CALIBRATION_MODEL}
@@ -131,7 +131,9 @@ def reference_contradictions(fc: pd.DataFrame) -> pd.DataFrame:
 
 
 def self_preference_note(table: pd.DataFrame) -> str:
-    flagged = table[table["same_family"].astype(bool)] if not table.empty else table
+    if table.empty:
+        return "Self-preference not checked: no judged rows with their judge and generator model names."
+    flagged = table[table["same_family"].astype(bool)]
     if flagged.empty:
         return "No judge shares the generator's model family."
     return ("Self-preference risk: " + ", ".join(f"{r.judge} ({r.judge_family})" for r in flagged.itertuples())
