@@ -198,10 +198,19 @@ def test_a_rescore_shows_work_in_progress_then_current(world):
     ui = world["ui"]
     model = {"model": "openai/fake-model", "api_base": world["server"].base_url, "api_key_env": KEY_VAR}
     asset = "content_similarity"
+    ui.set_sensor_running(AUTOMATION_SENSOR, True)
+    # Whatever the sensor does about an earlier change (test 4's, made while it was off) ends first:
+    # nothing in progress and the leaderboard current, so what follows is this change's alone.
+    _wait_ticks(ui, time.time())
+    wait_for("an earlier re-score to end", lambda: _idle(ui) and ui.stale_status("leaderboard")["staleStatus"] == "FRESH",
+             TICK_WAIT_S * 3)
     before = ui.partition_stats(asset)
     assert before["numMaterializing"] == 0 and before["numFailed"] == 0, before
-    ui.set_sensor_running(AUTOMATION_SENSOR, True)
-    _write_config(world, methods=[M1, M2, M_NEW], judges=[{**model, "seed": 8}], automation_fill_new=True)
+    # Only the judge changes (the methods as the earlier tests left them): with a method added in the same
+    # reload (this test run alone), the sensor re-scored nothing within TICK_WAIT_S.
+    current = yaml.safe_load(world["config"].read_text())
+    _write_config(world, methods=current["methods"], automation_fill_new=current.get("automation_fill_new", False),
+                  judges=[{**model, "seed": 8}])
     t0 = time.time()
     ui.reload_location()
     during = wait_for("the re-score to be in progress", lambda: (s := ui.partition_stats(asset))["numMaterializing"] and s,
