@@ -77,6 +77,18 @@ def pytest_unconfigure(config):
         shutil.rmtree(home, ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def _interviewsim_environment_restored():
+    """``INTERVIEWSIM_*`` variables as they were before each test. A command run in process can set one for
+    the children it starts (``interviewsim ui`` sets ``INTERVIEWSIM_CONFIG`` for ``dagster dev``); left set,
+    it configures every later test of the same worker (a run then read another test's corpus)."""
+    before = {k: v for k, v in os.environ.items() if k.startswith("INTERVIEWSIM_")}
+    yield
+    for key in [k for k in os.environ if k.startswith("INTERVIEWSIM_") and k not in before]:
+        del os.environ[key]
+    os.environ.update(before)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

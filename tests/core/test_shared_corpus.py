@@ -21,9 +21,12 @@ pytestmark = pytest.mark.skipif(
 
 
 def _datasets() -> list[Path]:
+    """The prepared corpora of shared/data: a manifest listing ``persons``. Raw transcripts for curation
+    (a manifest of ``transcripts``) are tests/core/curation's."""
     if not SHARED_DATA.is_dir():
         return []
-    return sorted(p for p in SHARED_DATA.iterdir() if (p / "manifest.json").is_file())
+    return sorted(p for p in SHARED_DATA.iterdir() if (p / "manifest.json").is_file()
+                  and "persons" in json.loads((p / "manifest.json").read_text(encoding="utf-8")))
 
 
 def test_every_shared_dataset_has_a_manifest_and_is_found() -> None:
