@@ -10,7 +10,10 @@ as the offline model, recording every request) serve the module; the tests run i
    personality or method, and nothing twice);
 3. a method is added to the config and the code location reloaded: only that method's partitions
    (and the aggregates that read them) run;
-4. a judge change shows ``method_scores``, ``personality_scores`` and ``leaderboard`` stale, with the reason.
+4. a judge change shows ``method_scores``, ``personality_scores`` and ``leaderboard`` stale, with the reason;
+5. a judge change with the automation on: during the re-score the UI's "filled" and check counts leave
+   out the partitions being re-made (none is lost), and the leaderboard waits for the re-score, then
+   refreshes once and is current.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import yaml
 from dg_helpers import PEOPLE, write_person
 from ui_harness import REPO, DagsterUI, FakeModelServer, run_cli, wait_for
 
+from interviewsim_dagster.defs.evaluate.automation import IDLE, UPDATE_PENDING
 from interviewsim_dagster.definitions import AUTOMATION_SENSOR
 
 pytestmark = pytest.mark.slow
@@ -184,3 +188,51 @@ def test_a_judge_change_shows_the_aggregates_stale_with_the_reason(world):
     assert ui.stale_status("content_similarity")["staleStatus"] == "FRESH"
     # Generations are not judged: a judge change leaves them current.
     assert ui.stale_status("generations", f"{M1}|{P1}")["staleStatus"] == "FRESH"
+
+
+def test_a_rescore_shows_work_in_progress_then_current(world):
+    """What the UI shows during a re-score is Dagster's display of work in progress (issue 33; USER_GUIDE,
+    "Where the UI shows it"): "0% filled" and "0 / 1 Passed" are partitions being re-made, their files
+    intact; the leaderboard's "Unsynced" with "Not requested" is the automation waiting on purpose until
+    nothing upstream is in progress, then one refresh, after which it is current."""
+    ui = world["ui"]
+    model = {"model": "openai/fake-model", "api_base": world["server"].base_url, "api_key_env": KEY_VAR}
+    asset = "content_similarity"
+    ui.set_sensor_running(AUTOMATION_SENSOR, True)
+    # Whatever the sensor does about an earlier change (test 4's, made while it was off) ends first:
+    # nothing in progress and the leaderboard current, so what follows is this change's alone.
+    _wait_ticks(ui, time.time())
+    wait_for("an earlier re-score to end", lambda: _idle(ui) and ui.stale_status("leaderboard")["staleStatus"] == "FRESH",
+             TICK_WAIT_S * 3)
+    before = ui.partition_stats(asset)
+    assert before["numMaterializing"] == 0 and before["numFailed"] == 0, before
+    # Only the judge changes (the methods as the earlier tests left them): with a method added in the same
+    # reload (this test run alone), the sensor re-scored nothing within TICK_WAIT_S.
+    current = yaml.safe_load(world["config"].read_text())
+    _write_config(world, methods=current["methods"], automation_fill_new=current.get("automation_fill_new", False),
+                  judges=[{**model, "seed": 8}])
+    t0 = time.time()
+    ui.reload_location()
+    during = wait_for("the re-score to be in progress", lambda: (s := ui.partition_stats(asset))["numMaterializing"] and s,
+                      TICK_WAIT_S, every_s=0.5)
+    # "Filled" (numMaterialized) leaves out what is being re-made: together they are what was there.
+    assert during["numMaterialized"] + during["numMaterializing"] == before["numMaterialized"], (before, during)
+    assert during["numFailed"] == 0, during
+    wait_for("the leaderboard's refresh", lambda: ui.materializations("leaderboard", t0), TICK_WAIT_S * 3)
+    wait_for("runs to finish", lambda: _idle(ui), TICK_WAIT_S)
+    _wait_ticks(ui, time.time())  # a second refresh would be requested by now
+    wait_for("runs to finish", lambda: _idle(ui), TICK_WAIT_S)
+    after = ui.partition_stats(asset)
+    assert (after["numMaterialized"], after["numMaterializing"]) == (before["numMaterialized"], 0), after
+    assert ui.check_latest_statuses(asset) and set(ui.check_latest_statuses(asset)) == {"SUCCEEDED"}
+    assert len(ui.materializations("leaderboard", t0)) == 1, "the leaderboard was refreshed per partition landed"
+    assert ui.stale_status("leaderboard")["staleStatus"] == "FRESH", ui.stale_status("leaderboard")
+    # Every evaluation that requested nothing while an upstream update was pending waited for work in
+    # progress: that node is what the leaderboard's Automation tab shows under "Not requested".
+    for ev in ui.automation_evaluations("leaderboard"):
+        nodes: dict = {}
+        for n in ev["evaluationNodes"]:  # pre-order: the first of a label is the refresh branch's
+            nodes.setdefault(n["userLabel"], n["numTrue"])
+        if ev["timestamp"] >= t0 and ev["numRequested"] == 0 and nodes.get(UPDATE_PENDING.get_label()):
+            assert nodes[IDLE.get_label()] == 0, ev
+    ui.set_sensor_running(AUTOMATION_SENSOR, False)

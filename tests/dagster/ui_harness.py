@@ -403,5 +403,26 @@ class DagsterUI:
         )["assetNodeOrError"]
         return data
 
+    def partition_stats(self, asset: str) -> dict:
+        """What the UI's "% filled" is computed from: numMaterialized (not being re-made), numMaterializing, numFailed, numPartitions."""
+        return self.gql("""query($k: AssetKeyInput!) { assetNodeOrError(assetKey: $k) { ... on AssetNode {
+            partitionStats { numMaterialized numPartitions numFailed numMaterializing } } } }""",
+                        {"k": {"path": [asset]}})["assetNodeOrError"]["partitionStats"]
+
+    def check_latest_statuses(self, asset: str) -> list[str]:
+        """Each check's latest execution status (what the checks sidebar's "n / m Passed" counts)."""
+        checks = self.gql("""query($k: AssetKeyInput!) { assetNodeOrError(assetKey: $k) { ... on AssetNode {
+            assetChecksOrError { ... on AssetChecks { checks { executionForLatestMaterialization { status } } } } } } }""",
+                          {"k": {"path": [asset]}})["assetNodeOrError"]["assetChecksOrError"]["checks"]
+        return [(c["executionForLatestMaterialization"] or {}).get("status") for c in checks]
+
+    def automation_evaluations(self, asset: str, limit: int = 50) -> list[dict]:
+        """The automation sensor's evaluations of an unpartitioned asset, newest first: what its
+        "Automation" tab shows (timestamp, numRequested, and each condition node's label and numTrue)."""
+        return self.gql("""query($k: AssetKeyInput!, $n: Int!) { assetConditionEvaluationRecordsOrError(assetKey: $k, limit: $n) {
+            ... on AssetConditionEvaluationRecords { records { evaluationId timestamp numRequested
+            evaluationNodes { userLabel numTrue } } } } }""",
+                        {"k": {"path": [asset]}, "n": limit})["assetConditionEvaluationRecordsOrError"]["records"]
+
     def should_show_nux(self) -> bool:
         return self.gql("{ shouldShowNux }")["shouldShowNux"]

@@ -28,7 +28,11 @@ import dagster as dg
 
 AC = dg.AutomationCondition
 
-IDLE = (~AC.any_deps_in_progress() & ~AC.in_progress()).with_label("nothing upstream or of its own in progress")
+IDLE = (~AC.any_deps_in_progress() & ~AC.in_progress()).with_label(
+    "nothing upstream or of its own in progress (a backfill until Dagster marks it done)")
+"""Why an aggregate is "Not requested" while it shows "Unsynced" during a re-score: it waits for the whole
+re-score (one refresh, not one per partition landed); the backfill counts until the backfill daemon marks it
+done, up to 30 s after its last run (docs/USER_GUIDE.md, "Where the UI shows it")."""
 
 UPSTREAM_READY = (~AC.any_deps_missing() & IDLE).with_label("upstream complete and idle")
 
@@ -37,10 +41,13 @@ UPSTREAM_UPDATED = AC.any_deps_match(AC.data_version_changed()).with_label(
 """Data versions are Dagster's logical ones (``versioning``): an identical re-run keeps them, a judge change
 (code version) changes them, so an aggregate is refreshed when what it reads changed, never twice for nothing."""
 
-AFTER_UPSTREAM_UPDATE = (UPSTREAM_UPDATED.since_last_handled() & IDLE).with_label(
+UPDATE_PENDING = UPSTREAM_UPDATED.since_last_handled().with_label("an upstream update not refreshed yet")
+"""Labelled so the Automation tab names it beside ``IDLE``: pending but not idle reads as "waiting", not as "nothing to do"."""
+
+AFTER_UPSTREAM_UPDATE = (UPDATE_PENDING & IDLE).with_label(
     "no model call: refresh after an upstream update (missing upstream allowed)")
 
-AFTER_COMPLETE_UPSTREAM_UPDATE = (UPSTREAM_UPDATED.since_last_handled() & UPSTREAM_READY).with_label(
+AFTER_COMPLETE_UPSTREAM_UPDATE = (UPDATE_PENDING & UPSTREAM_READY).with_label(
     "no model call: refresh after an upstream update")
 
 FILL_NEW = (AC.newly_missing().since_last_handled() & UPSTREAM_READY).with_label(
