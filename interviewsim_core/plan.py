@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict
 from .llm.types import CallRequest, ModelConfig
 
 __all__ = ["EXPECTED_COMPLETION_TOKENS", "PlanLine", "RunPlan", "completion_tokens", "mean_answer_tokens",
-           "plan_run", "usd_pair"]
+           "plan_line", "plan_run", "usd_pair"]
 
 EXPECTED_COMPLETION_TOKENS: dict[str, int] = {
     "content_similarity": 90,
@@ -269,7 +269,6 @@ def plan_run(config, personalities: Sequence[str] | None = None, methods: Sequen
     from .planning.corpus import checked_documents
     from .pipeline.config import OFFLINE_EMBEDDING, check_retrieval_embedder
     from .pipeline.steps import STEPS, StepEnv, steps_for
-    from .planning.tokens import has_own_tokenizer
     from .planning.walk import MemoEmbedder, Walker, planned_steps
     from .split import split_personality
 
@@ -331,22 +330,32 @@ def plan_run(config, personalities: Sequence[str] | None = None, methods: Sequen
     unknown = [p for p in unknown if p not in seen]
     if unknown:
         raise ConfigError(f"personalities not in {config.corpus}: {unknown}; known: {sorted(seen)}")
-    return _run_plan(walker, [s.name for s in STEPS], has_own_tokenizer)
+    return _run_plan(walker, [s.name for s in STEPS])
 
 
-def _run_plan(walker, order: list[str], has_own_tokenizer) -> RunPlan:
+def plan_line(step: str, method: str, model: ModelConfig, *, calls: int, cached: int, prompt_tokens: int,
+              completion_tokens: int, deduplicated: int = 0, note: str = "") -> PlanLine:
+    """One row of a plan, priced for ``model``: its cost, whether a price is known (else why it shows $0) and
+    which tokenizer counted it. The evaluation's plan and the curation's (``curation/plan.py``) both build
+    their rows here, so a price or tokenizer rule changes in one place."""
+    from .planning.tokens import has_own_tokenizer
+
+    priced, price_note = _price_note(model)
+    return PlanLine(step=step, method=method, model=model.name, calls=calls, cached=cached, deduplicated=deduplicated,
+                    prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                    cost_usd=_cost(model, prompt_tokens, completion_tokens),
+                    tokenizer="model" if has_own_tokenizer(model) else "estimate", priced=priced,
+                    note="; ".join(x for x in (note, price_note) if x))
+
+
+def _run_plan(walker, order: list[str]) -> RunPlan:
     rank = {s: i for i, s in enumerate(order)}
     lines = []
     for (step, method, name), t in walker.tallies.items():
-        model = walker.models[name]
-        priced, note = _price_note(model)
         repeats = "; ".join(
             f"{n:,} same prompts as {m or '-'}" if s == step else f"{n:,} same prompts as {s} {m or '-'}"
             for (s, m), n in ((walker.labels[i], n) for i, n in t.repeats.most_common()))
-        lines.append(PlanLine(step=step, method=method, model=name, calls=t.calls, cached=t.cached,
-                              deduplicated=t.deduplicated, prompt_tokens=t.prompt_tokens,
-                              completion_tokens=t.completion_tokens,
-                              cost_usd=_cost(model, t.prompt_tokens, t.completion_tokens),
-                              tokenizer="model" if has_own_tokenizer(model) else "estimate", priced=priced,
-                              note="; ".join(x for x in (repeats, note) if x)))
+        lines.append(plan_line(step, method, walker.models[name], calls=t.calls, cached=t.cached,
+                               deduplicated=t.deduplicated, prompt_tokens=t.prompt_tokens,
+                               completion_tokens=t.completion_tokens, note=repeats))
     return RunPlan(lines=tuple(sorted(lines, key=lambda ln: (rank[ln.step], ln.method, ln.model))))

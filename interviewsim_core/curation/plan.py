@@ -24,7 +24,7 @@ from pathlib import Path
 from ..contracts import REGISTRY
 from ..errors import ContractParseError
 from ..llm.types import CallRequest, CallResult, ModelConfig
-from ..plan import PlanLine, RunPlan, _cost, _price_note
+from ..plan import PlanLine, RunPlan, plan_line
 from .run import STEPS, curate
 
 __all__ = ["CURATION_COMPLETION_TOKENS", "plan_curation"]
@@ -91,7 +91,6 @@ def plan_curation(transcripts: Path | str, manifest: Path | str, model: ModelCon
     are left out, as the curation itself would (``interviewsim curate`` lists them).
     """
     from ..llm.cache import SqliteCache
-    from ..planning.tokens import has_own_tokenizer
 
     cache = SqliteCache(Path(cache_path)) if cache_path is not None and Path(cache_path).exists() else None
     runner = _PlanningRunner(cache)
@@ -103,14 +102,8 @@ def plan_curation(transcripts: Path | str, manifest: Path | str, model: ModelCon
     order = list(STEPS)
     lines: list[PlanLine] = []
     for step in sorted(runner.calls, key=lambda s: order.index(s) if s in order else len(order)):
-        m = runner.models[step]
-        priced, note = _price_note(m)
-        pt, ct = runner.prompt[step], runner.completion[step]
-        if step in ("qa_pairs", "qa_tags"):
-            note = "; ".join(x for x in ("calls depend on what quality control keeps (planned with offline verdicts)", note) if x)
-        lines.append(PlanLine(step=step, method="-", model=m.name, calls=runner.calls[step],
-                              cached=runner.cached[step], prompt_tokens=pt, completion_tokens=ct,
-                              cost_usd=_cost(m, pt, ct),
-                              tokenizer="model" if has_own_tokenizer(m) else "estimate",
-                              priced=priced, note=note))
+        note = ("calls depend on what quality control keeps (planned with offline verdicts)"
+                if step in ("qa_pairs", "qa_tags") else "")
+        lines.append(plan_line(step, "-", runner.models[step], calls=runner.calls[step], cached=runner.cached[step],
+                               prompt_tokens=runner.prompt[step], completion_tokens=runner.completion[step], note=note))
     return RunPlan(lines=tuple(lines))
