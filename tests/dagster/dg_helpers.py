@@ -12,6 +12,8 @@ import subprocess
 import threading
 from pathlib import Path
 
+import yaml
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from interviewsim_dagster import launch  # noqa: E402
@@ -58,6 +60,23 @@ def make_config(corpus: Path, data_root: Path, **overrides):
     base = {"corpus": str(corpus), "data_root": str(data_root), "methods": METHODS}
     base.update(overrides)
     return EvalConfig.load_resolved(env={}, overrides=base)
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "interviewsim_core" / "sample_corpus"
+OFFLINE = {"model": "offline/extractive"}
+
+
+def offline_sample_config(tmp_path: Path, monkeypatch, **fields) -> Path:
+    """A config file for ``interviewsim run`` on the shipped sample with the offline model everywhere, data under
+    ``tmp_path/data``, DAGSTER_HOME ``tmp_path/home``, and none of the caller's ``INTERVIEWSIM_*`` variables that
+    would override it; ``fields`` add to or replace the file's settings."""
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    for k in ("INTERVIEWSIM_CONFIG", "INTERVIEWSIM_METHODS", "INTERVIEWSIM_DATA_ROOT", "INTERVIEWSIM_CORPUS"):
+        monkeypatch.delenv(k, raising=False)
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(yaml.safe_dump({"corpus": str(SAMPLE), "data_root": str(tmp_path / "data"), "generator": OFFLINE,
+                                   "builder": OFFLINE, "premise_judge": OFFLINE, "judges": [OFFLINE], **fields}))
+    return cfg
 
 
 def run_everything(defs, instance, cfg, **kw) -> list[launch.RunOutcome]:

@@ -11,35 +11,24 @@ personality's scores (or at no materialisation at all: "NULL", which Dagster hap
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import dagster as dg
-import yaml
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 from dagster._time import get_current_datetime
+from dg_helpers import offline_sample_config
 from typer.testing import CliRunner
 
 from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_dagster.definitions import build_definitions
 
-REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "interviewsim_core" / "sample_corpus"
 PEOPLE = ("SYN_AUERLUND", "SYN_FENWRIGHT")
 
 
 def test_a_cli_run_leaves_the_aggregates_fresh(tmp_path, monkeypatch):
     from interviewsim_cli import app
 
+    cfg_file = offline_sample_config(tmp_path, monkeypatch, methods=["simple", "chrono-100"])
     home = tmp_path / "home"
-    monkeypatch.setenv("DAGSTER_HOME", str(home))
-    for k in ("INTERVIEWSIM_CONFIG", "INTERVIEWSIM_METHODS", "INTERVIEWSIM_DATA_ROOT", "INTERVIEWSIM_CORPUS"):
-        monkeypatch.delenv(k, raising=False)
-    offline = {"model": "offline/extractive"}
-    cfg_file = tmp_path / "cfg.yaml"
-    cfg_file.write_text(yaml.safe_dump({"corpus": str(SAMPLE), "data_root": str(tmp_path / "data"),
-                                        "methods": ["simple", "chrono-100"], "generator": offline, "builder": offline,
-                                        "premise_judge": offline, "judges": [offline]}))
     result = CliRunner().invoke(app, ["run", "--config", str(cfg_file), "--yes",
                                       "--personalities", ",".join(PEOPLE)])
     assert result.exit_code in (0, 5, 6), result.output  # the offline model's checks may fail: not this test's

@@ -13,11 +13,9 @@ from collections import Counter
 from pathlib import Path
 
 import dagster as dg
-import yaml
+from dg_helpers import offline_sample_config
 from typer.testing import CliRunner
 
-REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "interviewsim_core" / "sample_corpus"
 PERSON = "SYN_AUERLUND"
 
 
@@ -44,15 +42,8 @@ def _materialisations(instance: dg.DagsterInstance) -> Counter:
 
 
 def test_adding_a_method_rewrites_none_of_the_first_methods_files(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    monkeypatch.setenv("DAGSTER_HOME", str(home))
-    for k in ("INTERVIEWSIM_CONFIG", "INTERVIEWSIM_METHODS", "INTERVIEWSIM_DATA_ROOT", "INTERVIEWSIM_CORPUS"):
-        monkeypatch.delenv(k, raising=False)
-    offline = {"model": "offline/extractive"}
-    cfg = tmp_path / "cfg.yaml"
-    data = tmp_path / "data"
-    cfg.write_text(yaml.safe_dump({"corpus": str(SAMPLE), "data_root": str(data), "generator": offline,
-                                   "builder": offline, "premise_judge": offline, "judges": [offline]}))
+    cfg = offline_sample_config(tmp_path, monkeypatch)
+    home, data = tmp_path / "home", tmp_path / "data"
 
     _run(cfg, "simple")
     simple = {f: t for f, t in _files(data).items() if "simple" in f}
