@@ -20,10 +20,9 @@ from ..contracts import version_of
 from ..errors import Problem
 from ..llm.types import ModelConfig
 from ..pipeline.calls import CallRunner, PlannedCall, run_calls
-from . import attribution, corpus, quality, structuring, tagging
+from . import attribution, corpus, quality, review, structuring, tagging
 from .ingest import ingest_file
 from .manifest import read_manifest
-from .review import read_decisions
 from .models import Attribution, ManifestRow, QAPairDraft, Role, Transcript
 
 STEPS = {"speaker_turns": "speaker_attribution", "transcript_quality": "transcript_quality", "qa_pairs": "qa_structuring",
@@ -41,6 +40,10 @@ class Curated:
     keep: bool = False
     kind: str = ""
     reason: str = ""
+    quality: tuple[bool, str, str] | None = None
+    """Quality control's own (keep, kind, reason), kept apart from a reviewer's decision that may override it."""
+    review: tuple[str, str] | None = None
+    """The reviewer's (decision, reason) this run applied, if any."""
     pairs: list[QAPairDraft] = field(default_factory=list)
     tags: list[tuple[str, ...]] = field(default_factory=list)
 
@@ -72,7 +75,12 @@ class Outcome:
                 rows.append({"personality_id": pid, "file": c.row.file, "date": c.row.date,
                              "format": t.format if t else None, "turns": len(t.turns) if t else 0,
                              "kept": c.keep, "kind": c.kind, "reason": c.reason, "pairs": len(c.pairs),
-                             "removed": t.removed if t else {}})
+                             "removed": t.removed if t else {},
+                             "quality_kept": c.quality[0] if c.quality else None,
+                             "quality_kind": c.quality[1] if c.quality else None,
+                             "quality_reason": c.quality[2] if c.quality else None,
+                             "review_decision": c.review[0] if c.review else None,
+                             "review_reason": c.review[1] if c.review else None})
         return rows
 
 
@@ -130,15 +138,13 @@ def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model:
     # quality control: one call per transcript
     results = _run(gateway, [quality.plan(pid, c.row.person_name, c.transcript, c.roles, model)
                              for pid, items in live.items() for c in items], outcome)
-    decisions, review_problems = read_decisions(out) if out is not None else ({}, [])
+    decisions, review_problems = review.read_decisions(out) if out is not None else ({}, [])
     outcome.warnings += [str(p) for p in review_problems]
     for pid, items in live.items():
         for c in items:
-            c.keep, c.kind, c.reason = quality.verdict(pid, c.transcript, results)
-            if c.row.file in decisions:  # human verification wins over the automated verdict
-                decision, why = decisions[c.row.file]
-                c.keep, c.reason = decision == "accept", f"{decision}ed by a reviewer: {why} (quality control: {c.kind}: {c.reason})"
-                c.kind = "reviewed"
+            c.quality = quality.verdict(pid, c.transcript, results)
+            c.review = decisions.get(c.row.file)  # human verification wins over the automated verdict
+            c.keep, c.kind, c.reason = review.apply(c.quality, c.review)
 
     # QA structuring: one call per kept transcript (the offline model answers with the rule)
     results = _run(gateway, [structuring.plan(pid, c.row.person_name, c.transcript, c.roles, model)
@@ -207,8 +213,10 @@ def _provenance(folder: Path, pid: str, items: list[Curated], ordered: list[Cura
              "title": c.row.title, "source_url": c.row.source_url, "interview_id": iid.get(id(c)),
              "format": c.transcript.format, "removed": c.transcript.removed,
              "kept": c.keep, "kind": c.kind, "reason": c.reason, "pairs": len(c.pairs),
-             "speakers": {k: a.model_dump() for k, a in c.attributions.items() if not k.startswith("#")},
-             "raw_spans": [{"question": p.raw_question, "response": p.raw_response} for p in c.pairs]}
+             "speakers": {k: a.model_dump() for k, a in c.attributions.items()},
+             "turns": [{"label": t.label, "line": t.line, "text": t.text} for t in c.transcript.turns],
+             "raw_spans": [{"question": p.raw_question, "response": p.raw_response, "question_turn": p.question_turn,
+                            "response_turns": list(p.response_turns)} for p in c.pairs]}
             for c in items],
     }
 
