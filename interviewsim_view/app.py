@@ -5,8 +5,11 @@ install), they are small, well kept and typed, and plain sync endpoints run in S
 pool, so a slow DuckDB query never blocks another page. Pages are server-rendered Jinja2 with
 autoescaping on for every template (a ``<script>`` in a question is text), and need no JavaScript.
 
-Read-only on results: the only write is a human label, to the labels CSV (``labels.py``). A POST
-from another origin is refused, so a web page elsewhere cannot fill a reviewer's file.
+Read-only on results: the writes are a human label, to the labels CSV (``labels.py``), a study's
+labels (``study.py``) and a curation reviewer's decision (``curation.py``, ``--corpus``). A POST
+from another origin is refused, so a web page elsewhere cannot fill a reviewer's file. With
+``--corpus`` and no data root the explorer serves the curation pages only (a corpus curated but not
+yet evaluated has no tables).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from interviewsim_core.errors import InputValidationError
 from . import pages, urls
 from .labels import LabelError, LabelFile, check
 from .store import Store
+from .curation import routes as curation_routes
 from .study import routes as study_routes
 
 __all__ = ["ViewConfig", "create_app", "default_labels_path"]
@@ -43,10 +47,13 @@ WARM_TABLES = ("content_similarity", "factual_consistency", "generations", "mcq_
 
 @dataclass(frozen=True)
 class ViewConfig:
-    data_root: str
+    data_root: str | None
+    """The run's tables; None: only the curation pages of ``corpus``."""
     labels: Path | None = None
     cache: Path | None = None
     blind: bool = False
+    corpus: Path | None = None
+    """A curated corpus folder (``interviewsim curate --out``) for the curation review pages."""
 
 
 def default_labels_path(store: Store) -> Path | None:
@@ -71,17 +78,46 @@ def _env() -> jinja2.Environment:
     return env
 
 
+def _renderer(env: jinja2.Environment, **base: Any):
+    """``render(request, template, status, **ctx)`` with what every page's header needs (``base``)."""
+
+    def render(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        return HTMLResponse(env.get_template(template).render(request=request, **base, **ctx), status_code=status)
+
+    return render
+
+
+def _error_page(render):
+    """Every HTTP error as the explorer's error page (status and the message saying what to do)."""
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        return render(request, "error.html.j2", status=exc.status_code, status_code=exc.status_code,
+                      message=exc.detail)
+
+    return http_error
+
+
+def _corpus_only_app(config: ViewConfig) -> Starlette:
+    """The explorer over a curated corpus folder alone: the curation review pages, ``/`` leading to them."""
+    render = _renderer(_env(), data_root="", blind=False, labels_path=None, has_corpus=True)
+
+    app = Starlette(routes=[Route("/", lambda request: RedirectResponse(urls.curation())),
+                            *curation_routes(config.corpus, render)],
+                    exception_handlers={HTTPException: _error_page(render)})
+    app.state.store = None
+    app.state.labels_path = None
+    return app
+
+
 def create_app(config: ViewConfig) -> Starlette:
+    if config.data_root is None:
+        return _corpus_only_app(config)
     store = Store(config.data_root)
     labels_path = config.labels or default_labels_path(store)
     label_file = LabelFile(labels_path) if labels_path else None
     cache_path = config.cache or (Path(store.label) / ".cache" / "llm.sqlite" if store.local else None)
-    env = _env()
-
-    def render(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-        html = env.get_template(template).render(
-            request=request, data_root=store.label, blind=config.blind, labels_path=labels_path, **ctx)
-        return HTMLResponse(html, status_code=status)
+    render = _renderer(_env(), data_root=store.label, blind=config.blind, labels_path=labels_path,
+                       has_corpus=config.corpus is not None)
 
     def leaderboard(request: Request) -> Response:
         return render(request, "leaderboard.html.j2", board=pages.leaderboard(store, request.query_params.get("view", "")),
@@ -198,10 +234,6 @@ def create_app(config: ViewConfig) -> Starlette:
             return PlainTextResponse("personality_id,method,qa_id,metric,value\n", media_type="text/csv")
         return PlainTextResponse(labels_path.read_text(encoding="utf-8"), media_type="text/csv")
 
-    async def http_error(request: Request, exc: HTTPException) -> Response:
-        return render(request, "error.html.j2", status=exc.status_code, status_code=exc.status_code,
-                      message=exc.detail)
-
     routes = [
         Route("/", leaderboard), Route("/rows", rows), Route("/disagree", disagree),
         Route("/q", question), Route("/q/{ids:path}", question), Route("/personality", personality),
@@ -211,8 +243,10 @@ def create_app(config: ViewConfig) -> Starlette:
         Route("/labels.csv", labels_csv),
         # The paper's human validation protocol (issue 32): its own module and templates.
         *study_routes(local_path(store.root) if store.local else None, render),
+        # The curation's human verification (issue 31, step 6) over --corpus.
+        *curation_routes(config.corpus, render),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    app = Starlette(routes=routes, exception_handlers={HTTPException: _error_page(render)})
     import threading
 
     threading.Thread(target=store.warm, args=(WARM_TABLES,), name="explorer-warm", daemon=True).start()
@@ -261,4 +295,18 @@ def data_root_problem(data_root: str) -> str | None:
         root.fs
     except Exception as exc:  # noqa: BLE001
         return f"cannot open {data_root}: {exc}"
+    return None
+
+
+def corpus_problem(corpus: Path | None) -> str | None:
+    """Why the curation pages cannot open ``--corpus`` (not a folder, no curation output), or None."""
+    if corpus is None:
+        return None
+    from interviewsim_core.curation.review import load_review
+    from interviewsim_core.errors import ConfigError
+
+    try:
+        load_review(corpus)
+    except ConfigError as exc:
+        return f"--corpus {exc}"
     return None

@@ -37,6 +37,13 @@ def study_url(study_id: str, reviewer: str = "", **extra: str) -> str:
     return "/study?" + urlencode(q)
 
 
+def same_origin(request: Request, message: str) -> None:
+    """Refuse a POST from another origin (403), so a web page elsewhere cannot write a reviewer's files."""
+    origin = request.headers.get("origin")
+    if origin and urlsplit(origin).netloc != request.headers.get("host", ""):
+        raise HTTPException(403, message)
+
+
 def routes(root: Path | None, render: Callable[..., Response]) -> list[Route]:
     """The study routes over a local data root (``None``: a URL root; every page says studies need a folder)."""
     from interviewsim_core import validation as v
@@ -52,11 +59,6 @@ def routes(root: Path | None, render: Callable[..., Response]) -> list[Route]:
         except ConfigError as exc:
             raise HTTPException(404, str(exc)) from None
 
-    def same_origin(request: Request) -> None:
-        origin = request.headers.get("origin")
-        if origin and urlsplit(origin).netloc != request.headers.get("host", ""):
-            raise HTTPException(403, "studies are changed from the explorer's own pages only")
-
     def studies(request: Request) -> Response:
         ids = v.list_studies(root) if root is not None else []
         rows = []
@@ -71,7 +73,7 @@ def routes(root: Path | None, render: Callable[..., Response]) -> list[Route]:
                       error=request.query_params.get("error", ""))
 
     async def create(request: Request) -> Response:
-        same_origin(request)
+        same_origin(request, "studies are changed from the explorer's own pages only")
         form = await request.form()
         sid = str(form.get("study_id", "")).strip()
         reviewers = tuple(r.strip() for r in str(form.get("reviewers", "")).split(",") if r.strip())
@@ -104,7 +106,7 @@ def routes(root: Path | None, render: Callable[..., Response]) -> list[Route]:
                       view=v.reviewer_view(task) if task else None, saved=q.get("saved", ""))
 
     async def save(request: Request) -> Response:
-        same_origin(request)
+        same_origin(request, "studies are changed from the explorer's own pages only")
         form = await request.form()
         sid, reviewer = str(form.get("study_id", "")), str(form.get("reviewer", "")).strip()
         s = load(sid)

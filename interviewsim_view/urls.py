@@ -15,7 +15,7 @@ from urllib.parse import quote, urlencode
 from interviewsim_core.report.html import explorer_command
 
 __all__ = ["explorer_command", "explorer_url", "leaderboard", "question", "rows", "personality", "personality_index", "premise",
-           "prompt", "disagree", "labels", "report", "DAGSTER_UI"]
+           "prompt", "disagree", "labels", "report", "curation", "curation_transcript", "DAGSTER_UI"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -80,3 +80,13 @@ def report() -> str:
     """The HTML report of the data root (``<data_root>/report/report.html``), served by the explorer: the
     Dagster UI links here, since a browser refuses a ``file://`` link from an http page."""
     return "/report"
+
+
+def curation() -> str:
+    """Every transcript of the corpus folder given by ``--corpus``, with the retention rate."""
+    return "/curation"
+
+
+def curation_transcript(file: str, **extra: str) -> str:
+    """One transcript of the curation (``file`` as the manifest names it, with its ``/``s) for review."""
+    return "/curation/transcript" + _query({"file": file, **extra})
