@@ -39,6 +39,7 @@ _INTEGRATION_FILES = frozenset({
     "dagster/test_cli_interrupt.py",
     "report_browser/test_report_browser.py",
     "view/test_view_browser.py",
+    "view/test_curation_browser.py",
 })
 
 

@@ -22,13 +22,15 @@ def view_root(tmp_path_factory) -> Path:
     return build_data_root(tmp_path_factory.mktemp("view_run"))
 
 
-def start_server(data_root: str, labels: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+def start_server(data_root: str | None, labels: Path | None, *extra: str, probe: str = "/labels") -> tuple[subprocess.Popen, str]:
+    """``interviewsim view`` (``data_root`` None: ``extra`` gives ``--corpus``), ready once ``probe`` answers."""
     from interviewsim_core.llm.testing import free_port
 
     port = free_port()
     exe = Path(sys.executable).with_name("interviewsim")
-    cmd = [str(exe) if exe.exists() else shutil.which("interviewsim") or "interviewsim", "view", "--data-root",
-           data_root, "--port", str(port), "--labels", str(labels), *extra]
+    root = ["--data-root", data_root, "--labels", str(labels)] if data_root is not None else []
+    cmd = [str(exe) if exe.exists() else shutil.which("interviewsim") or "interviewsim", "view", *root,
+           "--port", str(port), *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
     base = f"http://127.0.0.1:{port}"
@@ -37,7 +39,7 @@ def start_server(data_root: str, labels: Path, *extra: str) -> tuple[subprocess.
         if proc.poll() is not None:
             raise RuntimeError(f"interviewsim view exited {proc.returncode}: {proc.stdout.read()}")
         try:
-            urllib.request.urlopen(base + "/labels", timeout=2).read()
+            urllib.request.urlopen(base + probe, timeout=2).read()
             return proc, base
         except OSError:
             time.sleep(0.2)
