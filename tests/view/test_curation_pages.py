@@ -140,6 +140,12 @@ def test_a_folder_without_curation_output_gets_a_message(tmp_path, corpus):
         r = c.get(urls.curation())
         assert r.status_code == 409 and ("no curation_report.json" in r.text or "--corpus" in r.text), r.text[-400:]
     assert client(corpus, data_root=str(tmp_path)).get(urls.curation()).status_code == 200  # beside a data root
+    report = json.loads((corpus / "curation_report.json").read_text())
+    for row in report["transcripts"]:
+        del row["quality_kind"]  # as curated before quality control's verdict was kept apart from reviews
+    (corpus / "curation_report.json").write_text(json.dumps(report))
+    r = client(corpus).get(urls.curation())
+    assert r.status_code == 409 and "re-run" in r.text and "older curation" in r.text
 
     from interviewsim_cli import app
 
