@@ -11,7 +11,7 @@ table with their reason.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,9 +76,14 @@ class Outcome:
         return rows
 
 
-def _run(gateway: CallRunner, planned: list[PlannedCall], outcome: Outcome) -> Mapping[Hashable, Any]:
+Ask = Callable[[list[PlannedCall]], Mapping[Hashable, Any]]
+"""Answers one round of planned calls: the gateway (``run_calls``) in ``curate``; in the step table's
+curation step (``curation/step.py``), the answers the graph's scheduler got so far."""
+
+
+def _run(ask: Ask, planned: list[PlannedCall], outcome: Outcome) -> Mapping[Hashable, Any]:
     outcome.calls += len(planned)
-    return run_calls(gateway, planned)
+    return ask(planned)
 
 
 def _refuse(outcome: Outcome, pid: str, why: str) -> None:
@@ -92,16 +97,33 @@ def _read_text(folder: Path, rel: str) -> str:
 def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model: ModelConfig,
            out: Path | str | None = None) -> Outcome:
     """Run the whole curation; write the corpus under ``out`` when given (else only return it)."""
+    return curate_with(folder, manifest, lambda planned: run_calls(gateway, planned), model, out)
+
+
+def curate_with(folder: Path | str, manifest: Path | str, ask: Ask, model: ModelConfig,
+                out: Path | str | None = None, personalities: Collection[str] | None = None,
+                write: bool = True) -> Outcome:
+    """The curation, each round of model calls answered by ``ask``.
+
+    ``personalities``: curate only these (the graph's curation step curates one partition); the
+    corpus-wide ``curation_report.json`` is then not written (the step's Parquet table is its report)
+    and ``categories.csv`` keeps the other personalities' rows. ``out`` is also where reviewers'
+    decisions are read from; ``write=False`` reads them but writes nothing (the step's planning rounds).
+    """
     folder = Path(folder)
     outcome = Outcome()
     m = read_manifest(manifest, folder)
-    outcome.problems += m.problems
-    outcome.warnings += m.warnings
+    wanted = None if personalities is None else set(personalities)
+    outcome.problems += m.problems if wanted is None or wanted & m.refused else []
+    outcome.warnings += [w for w in m.warnings if wanted is None or any(f": {p}: " in w for p in wanted)]
     by_pid: dict[str, list[Curated]] = defaultdict(list)
     for row in m.rows:
-        by_pid[row.personality_id].append(Curated(row=row))
-    for pid in sorted(m.refused):
+        if wanted is None or row.personality_id in wanted:
+            by_pid[row.personality_id].append(Curated(row=row))
+    for pid in sorted(m.refused if wanted is None else m.refused & wanted):
         _refuse(outcome, pid, "a manifest row of this personality has a problem")
+    for pid in sorted((wanted or set()) - set(by_pid) - m.refused):
+        _refuse(outcome, pid, "no row of the manifest names this personality")
 
     # ingest (no model)
     for pid, items in by_pid.items():
@@ -116,7 +138,7 @@ def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model:
     # speaker attribution: the rule, then one model call per transcript with unplaced labels
     planned = [p for pid, items in live.items() for c in items
                for p in attribution.plan(pid, c.transcript, c.row, model)]
-    results = _run(gateway, planned, outcome)
+    results = _run(ask, planned, outcome)
     for pid, items in live.items():
         for c in items:
             c.attributions, att_problems = attribution.assemble(pid, c.transcript, c.row, results)
@@ -128,7 +150,7 @@ def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model:
     live = {pid: items for pid, items in live.items() if pid not in outcome.refused}
 
     # quality control: one call per transcript
-    results = _run(gateway, [quality.plan(pid, c.row.person_name, c.transcript, c.roles, model)
+    results = _run(ask, [quality.plan(pid, c.row.person_name, c.transcript, c.roles, model)
                              for pid, items in live.items() for c in items], outcome)
     decisions, review_problems = read_decisions(out) if out is not None else ({}, [])
     outcome.warnings += [str(p) for p in review_problems]
@@ -141,7 +163,7 @@ def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model:
                 c.kind = "reviewed"
 
     # QA structuring: one call per kept transcript (the offline model answers with the rule)
-    results = _run(gateway, [structuring.plan(pid, c.row.person_name, c.transcript, c.roles, model)
+    results = _run(ask, [structuring.plan(pid, c.row.person_name, c.transcript, c.roles, model)
                              for pid, items in live.items() for c in items if c.keep], outcome)
     for pid, items in live.items():
         for c in items:
@@ -157,7 +179,7 @@ def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model:
     planned += [tagging.plan_category(pid, items[0].row.person_name, profiles[pid][0],
                                       [p.question for c in items for p in c.pairs], model)
                 for pid, items in live.items()]
-    results = _run(gateway, planned, outcome)
+    results = _run(ask, planned, outcome)
     for pid, items in live.items():
         for c in items:
             if c.keep:
@@ -176,11 +198,15 @@ def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model:
             continue
         doc, ids = corpus.build_document(pid, *profiles[pid], [(c.row, c.pairs, c.tags) for c in ordered])
         outcome.documents[pid] = doc
-        if out is not None:
+        if out is not None and write:
             outcome.written[pid] = corpus.write_personality(Path(out), pid, doc, _provenance(folder, pid, items, ordered, ids, outcome, model))
-    if out is not None:
-        corpus.write_categories(Path(out), {p: c for p, (c, _r) in outcome.categories.items() if c and p in outcome.documents})
-        corpus.write_report(Path(out), report_of(outcome))
+    if out is not None and write:
+        categories = {p: c for p, (c, _r) in outcome.categories.items() if c and p in outcome.documents}
+        if wanted is None:
+            corpus.write_categories(Path(out), categories)
+            corpus.write_report(Path(out), report_of(outcome))
+        else:
+            corpus.update_categories(Path(out), categories, wanted)
     return outcome
 
 

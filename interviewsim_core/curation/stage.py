@@ -39,8 +39,10 @@ def curate_corpus(cfg: EvalConfig, gateway: CallRunner) -> Outcome:
     return curate(cfg.transcripts, cfg.manifest, gateway, curation_model(cfg), out=cfg.corpus)
 
 
-def plan_curation_of(cfg: EvalConfig) -> RunPlan:
-    """What ``curate_corpus(cfg, ...)`` will call, before any call (``curation/plan.py``)."""
+def plan_curation_of(cfg: EvalConfig, personalities: list[str] | None = None) -> RunPlan:
+    """What ``curate_corpus(cfg, ...)`` (or the graph's curation of ``personalities``) will call, before any
+    call (``curation/plan.py``)."""
     from .plan import plan_curation
 
-    return plan_curation(cfg.transcripts, cfg.manifest, curation_model(cfg), cfg.effective_cache_path)
+    return plan_curation(cfg.transcripts, cfg.manifest, curation_model(cfg), cfg.effective_cache_path,
+                         personalities)

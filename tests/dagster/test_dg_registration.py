@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from interviewsim_dagster.defs.corpus.sensors import personality_registration
 from interviewsim_dagster.registration import parse_cursor
-from interviewsim_dagster.resources import CorpusResource
+from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_dagster.resources import CorpusResource, EvalConfigResource
 
 
 def _broken(corpus):
@@ -21,7 +22,9 @@ def _broken(corpus):
 
 
 def _tick(instance, corpus, cursor=None) -> dg.SensorResult:
-    ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"corpus": CorpusResource(path=str(corpus))})
+    resources = {"corpus": CorpusResource(path=str(corpus)),
+                 "eval_config": EvalConfigResource.from_config(EvalConfig(corpus=corpus))}
+    ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources)
     return personality_registration(ctx)
 
 
