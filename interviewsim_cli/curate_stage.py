@@ -54,7 +54,7 @@ def curate_before_run(cfg, personalities, yes: bool, is_tty, force: bool = False
 
 
 def _materialise_curation(cfg, personalities, tags: dict[str, str], force: bool, verbose: bool) -> list[str]:
-    """Register the manifest's personalities and run ``prepared_input`` for them, stage by stage in this process
+    """(DAGSTER_HOME set up by the caller.) Register the manifest's personalities and run ``prepared_input`` for them, stage by stage in this process
     (one stage: the worker process streams several), holding the data root's claim; returns the personalities."""
     import dagster as dg
 
@@ -65,9 +65,10 @@ def _materialise_curation(cfg, personalities, tags: dict[str, str], force: bool,
     from interviewsim_dagster.launch import execute, plan_runs
     from interviewsim_dagster.registration import manifest_personalities
 
-    from .run_cmds import _fail, ensure_dagster_home
+    def _fail(message: str, code: int = outcome.EXIT_USAGE) -> None:
+        typer.echo(message, err=True)
+        raise typer.Exit(code)
 
-    ensure_dagster_home()
     named = manifest_personalities(cfg)
     unknown = [p for p in personalities or () if p not in named]
     if unknown:

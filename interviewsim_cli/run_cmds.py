@@ -429,6 +429,7 @@ def run(
         if cfg.transcripts is not None:  # the graph's curation first, into cfg.corpus (curate_stage.py)
             from .curate_stage import curate_before_run
 
+            ensure_dagster_home()
             curate_before_run(cfg, selection.personalities, yes, _is_tty, force=force, verbose=verbose)
         code = _materialise(cfg, selection.personalities, selection.methods, assets, verbose,
                             force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config,
