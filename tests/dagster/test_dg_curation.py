@@ -99,3 +99,21 @@ def test_automation_never_curates_and_only_refreshes_the_free_split_after_a_cura
         for key in defs.resolve_asset_graph().get_all_asset_keys():
             requested.setdefault(key.to_user_string(), set()).update(map(str, result.get_requested_partitions(key)))
     assert {k: v for k, v in requested.items() if v} == {"heldout_split": {"ADA"}}  # no model step, no other personality
+
+
+def test_a_ui_launch_of_the_curation_passes_the_budget_gate_first(tmp_path):
+    """A priced builder: the run's gate plans the curation's calls (``curation/plan.py``) and refuses the run over
+    ``max_cost_usd`` before any call; nothing is written."""
+    cfg = curating_config(tmp_path, builder={"model": "openai/gpt-4.1"}, max_cost_usd=0.000001)
+    defs = build_definitions(cfg)
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("personality", manifest_personalities(cfg))
+    job = defs.resolve_job_def(launch.PERSONALITY_JOB)
+    result = job.execute_in_process(instance=instance, asset_selection=[CURATION, SPLIT], partition_key="ADA",
+                                    raise_on_error=False)
+    assert not result.success
+    (failure,) = [e for e in result.all_events if e.is_step_failure]
+    assert "Refused by the budget gate" in failure.step_failure_data.error.message
+    tags = instance.get_run_by_id(result.run_id).tags
+    assert int(tags["interviewsim/plan_calls"]) > 0  # the curation's calls were planned
+    assert not (cfg.corpus / "ADA").exists() and not partition_path(cfg.data_root, "prepared_input", "ADA").exists()
