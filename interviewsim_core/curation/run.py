@@ -1,4 +1,8 @@
-"""The curation steps in order, for the CLI: manifest -> ingest -> attribution -> quality -> QA -> tags -> corpus.
+"""The curation steps in order: manifest -> ingest -> attribution -> quality -> QA -> tags -> corpus.
+
+Defined once for ``interviewsim curate`` (``curate``: every personality, each round through the gateway) and
+the graph's ``prepared_input`` step (``curate_with`` for one personality, each round answered by the
+scheduler: ``step.py``).
 
 Each model step plans its calls for every personality first and runs them in one gateway batch
 (``pipeline.calls.run_calls``: cache, cost plan and budget gate apply, re-runs are free). A
@@ -114,7 +118,9 @@ def curate_with(folder: Path | str, manifest: Path | str, ask: Ask, model: Model
     outcome = Outcome()
     m = read_manifest(manifest, folder)
     wanted = None if personalities is None else set(personalities)
-    outcome.problems += m.problems if wanted is None or wanted & m.refused else []
+    unnamed = set() if wanted is None else wanted - {r.personality_id for r in m.rows}
+    # A manifest problem names a row, not a personality: listed for a personality refused by one (or with no good row).
+    outcome.problems += m.problems if wanted is None or wanted & m.refused or unnamed else []
     outcome.warnings += [w for w in m.warnings if wanted is None or any(f": {p}: " in w for p in wanted)]
     by_pid: dict[str, list[Curated]] = defaultdict(list)
     for row in m.rows:
@@ -122,7 +128,7 @@ def curate_with(folder: Path | str, manifest: Path | str, ask: Ask, model: Model
             by_pid[row.personality_id].append(Curated(row=row))
     for pid in sorted(m.refused if wanted is None else m.refused & wanted):
         _refuse(outcome, pid, "a manifest row of this personality has a problem")
-    for pid in sorted((wanted or set()) - set(by_pid) - m.refused):
+    for pid in sorted(unnamed - m.refused):
         _refuse(outcome, pid, "no row of the manifest names this personality")
 
     # ingest (no model)

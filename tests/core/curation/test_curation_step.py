@@ -22,6 +22,8 @@ def _fixture(tmp_path):
             rows.append({"file": f"{pid}_{name}", "personality_id": pid, "person_name": PERSON, "date": f"202{i}-01-01"})
     (d / "empty.txt").write_text("", encoding="utf-8")
     rows.append({"file": "empty.txt", "personality_id": "R", "person_name": PERSON, "date": "2020-01-01"})
+    (d / "s.txt").write_text(FORMATS["text"][1](), encoding="utf-8")
+    rows.append({"file": "s.txt", "personality_id": "S", "person_name": PERSON, "date": "last spring"})
     manifest = write_manifest(tmp_path / "manifest.json", rows)
     cfg = EvalConfig(corpus=tmp_path / "corpus", data_root=tmp_path / "data", transcripts=d, manifest=manifest)
     return d, manifest, cfg
@@ -41,7 +43,7 @@ def _step(cfg, pid, runner) -> tuple[object, int]:
 
 def test_one_personality_round_by_round_writes_what_the_batched_curation_writes(tmp_path, runner) -> None:
     d, manifest, cfg = _fixture(tmp_path)
-    assert curation_personalities(cfg) == ["P", "Q", "R"]
+    assert curation_personalities(cfg) == ["P", "Q", "R", "S"]  # S too: its partition says why it is refused
     batched = curate(d, manifest, runner, cfg.resolve(cfg.builder), out=tmp_path / "batched")
     table, rounds = _step(cfg, "P", runner)
     assert rounds == 4  # attribution (the diarised ids), quality control, QA structuring, tagging
@@ -64,12 +66,17 @@ def test_a_refused_personality_is_a_table_with_its_problems_and_no_document(tmp_
     assert rounds == 0 and not (cfg.corpus / "R").exists()
     (row,) = table.to_dict("records")
     assert not row["written"] and "empty-file" in row["refused"] and "empty.txt" in row["problems"]
+    assert "bad-date" not in row["problems"]  # another personality's row
+    table, rounds = _step(cfg, "S", runner)  # its only row is refused by the manifest: still a partition with why
+    (row,) = table.to_dict("records")
+    assert rounds == 0 and not row["written"] and row["file"] == "" and "bad-date" in row["problems"]
+    assert not (cfg.corpus / "S").exists()
 
 
 def test_the_data_version_changes_with_the_personality_s_own_inputs_only(tmp_path) -> None:
     d, _m, cfg = _fixture(tmp_path)
     before = transcripts_versions(cfg.transcripts, cfg.manifest, cfg.corpus)
-    assert set(before) == {"P", "Q", "R"}
+    assert set(before) == {"P", "Q", "R", "S"}
     (d / "P_dialogue.srt").write_text(FORMATS["srt"][1]().replace("garden", "yard"), encoding="utf-8")
     after = transcripts_versions(cfg.transcripts, cfg.manifest, cfg.corpus)
     assert after["P"] != before["P"] and after["Q"] == before["Q"] and after["R"] == before["R"]
