@@ -196,7 +196,8 @@ def _valid_files(corpus, cells: Sequence[Cell]) -> dict[str, str]:
         raise dg.Failure(
             f"personalit{'y' if len(stale) == 1 else 'ies'} {', '.join(map(repr, stale))} registered but without a valid "
             f"document in {corpus.path}: nothing was run. Restore the file(s), or remove the partition(s) with "
-            f"`interviewsim unregister {' '.join(stale)}` (the sensor log lists invalid files).")
+            f"`interviewsim unregister {' '.join(stale)}` (the sensor log lists invalid files); when the config "
+            "curates, materialise their prepared_input first (its table says why a personality was refused).")
     return {p: valid[p] for p in wanted}
 
 
