@@ -222,14 +222,15 @@ def _gate(context: dg.AssetExecutionContext, cfg: EvalConfig, selected: Sequence
 
     methods = sorted({c.method for c in cells if c.method is not None}) or None
     t0 = time.monotonic()
-    plan = _plan_curation(context, cfg, [s for s in model_steps if s.makes_document], people)
+    curation = [s for s in model_steps if s.makes_document]
+    plan = _plan_curation(context, cfg, curation, people)
     evaluated = [s.name for s in model_steps if not s.makes_document]
     curated = people
-    if evaluated and plan.lines:  # the evaluation of a personality not curated yet is planned once its document exists
+    if evaluated and curation:  # the evaluation of a personality not curated yet is planned once its document exists
         from interviewsim_core.loader import DOCUMENT_NAME
 
         curated = [p for p in people if (cfg.corpus / p / DOCUMENT_NAME).is_file()]
-    if evaluated and (curated or not plan.lines):
+    if evaluated and (curated or not curation):
         plan = RunPlan(lines=plan.lines + plan_run(cfg, curated or None, methods, steps=evaluated).lines)
     totals = plan.totals()
     context.log.info(f"plan of this run ({time.monotonic() - t0:.1f} s to compute):\n{plan.table()}")
