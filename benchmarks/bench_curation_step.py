@@ -22,6 +22,7 @@ from pathlib import Path
 def main(argv: list[str] | None = None) -> int:
     import litellm  # noqa: F401 - imported once before timing: its import is not the curation's cost
 
+    from interviewsim_core.curation.ingest import _ingest_cached
     from interviewsim_core.curation.run import curate
     from interviewsim_core.curation.sample_transcripts import write_sample_transcripts
     from interviewsim_core.curation.stage import curation_model
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             cfg = EvalConfig(corpus=t / way, data_root=t / f"data_{way}", transcripts=t / "raw", manifest=manifest,
                              cache_path=t / f"{way}.sqlite")
             pids = curation_personalities(cfg)
+            _ingest_cached.cache_clear()  # each way parses the files itself (the warm-up parsed them too)
             for attempt in ("first run", "re-run"):
                 wall, cpu = time.perf_counter(), time.process_time()
                 with make_gateway(cfg) as gw:
