@@ -55,7 +55,7 @@ def curate_command(
 
 
 def print_summary(outcome, model_name: str, out: Path) -> None:
-    """What a curation kept, wrote, excluded and refused, and its calls (``curate`` and ``run --transcripts``)."""
+    """What a curation kept, wrote, excluded and refused, and its calls (``interviewsim curate``)."""
     table = outcome.table()
     kept = sum(r["kept"] for r in table)
     reviewed = sum(r["kind"] == "reviewed" for r in table)

@@ -426,10 +426,11 @@ def run(
     places = {"LLM cache": Path(cfg.effective_cache_path), "data root": Path(cfg.data_root),
               "DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")}
     with outcome.exit_on_environment_error(places, lambda line: typer.echo(line, err=True)):
-        if cfg.transcripts is not None:  # curation first, into cfg.corpus (curate_stage.py)
+        if cfg.transcripts is not None:  # the graph's curation first, into cfg.corpus (curate_stage.py)
             from .curate_stage import curate_before_run
 
-            curate_before_run(cfg, yes, _is_tty)
+            ensure_dagster_home()
+            curate_before_run(cfg, selection.personalities, yes, _is_tty, force=force, verbose=verbose)
         code = _materialise(cfg, selection.personalities, selection.methods, assets, verbose,
                             force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config,
                             in_process=in_process)

@@ -71,7 +71,8 @@ def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = 
     checks = [
         *build_generation_checks(targets["generations"], cfg),
         *build_mcq_checks(targets["mcq_answers"], cfg),
-        *(build_invalid_rate_check(targets[s.name], cfg) for s in steps_for(cfg) if s.calls_models),
+        # The curation's table holds transcripts, not call rows: its failed calls are its refusals (``refused``).
+        *(build_invalid_rate_check(targets[s.name], cfg) for s in steps_for(cfg) if s.calls_models and not s.makes_document),
     ]
     jobs = [dg.define_asset_job(st.job, selection=dg.AssetSelection.assets(*[s.name for s in st.steps]),
                                 description=JOB_DESCRIPTIONS[st.job])

@@ -53,7 +53,8 @@ def run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selecte
     cells = [parts.cell(selected[0], k) for k in keys]
     key_of = dict(zip(cells, keys))
     corpus = getattr(context.resources, CORPUS)
-    files = _valid_files(corpus, cells)
+    curating = any(s.makes_document for s in selected)  # the run writes the documents: none is required yet
+    files = _valid_files(corpus, cells) if not curating else {}
     people = sorted({c.personality for c in cells if c.personality is not None})
     registered = list(context.instance.get_dynamic_partitions(PERSONALITY))
     worker, token = action_worker.find(context.run.tags.get(action_worker.WORKER_TAG))
@@ -118,7 +119,8 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
         worker.wait_turn(token, interrupted)  # the runs it reads from store their materialisations first
         reread_inputs(context)  # provenance as of now, not of the step's start (issue 33)
     else:
-        run_steps(cfg, {s.name: cells for s in selected}, lambda pid: load_split(files[pid]), registered or people,
+        run_steps(cfg, {s.name: cells for s in selected}, lambda pid: load_split(files.get(pid) or _curated(cfg, pid)),
+                  registered or people,
                   list(cfg.methods),
                   gateway=gateway, write=True, progress=context.log.info, keep=(), on_partition=done, env=env,
                   progress_every_s=PROGRESS_EVERY_S if model_steps else None, counts=counts)
@@ -170,6 +172,19 @@ def _record_beyond(context: dg.AssetExecutionContext, asset: str, run_meta: dict
                                                   metadata={**run_meta, **meta}, tags={**tags, **dims}))
 
 
+def _curated(cfg: EvalConfig, pid: str) -> str:
+    """The document the run's curation wrote for ``pid``; refused personalities have none (its table says why)."""
+    from pathlib import Path
+
+    from interviewsim_core.loader import DOCUMENT_NAME
+
+    path = Path(cfg.corpus) / pid / DOCUMENT_NAME
+    if not path.is_file():
+        raise dg.Failure(f"the curation wrote no document for {pid!r} ({path}): it refused the personality; its "
+                         "prepared_input partition lists why (refused, problems)")
+    return str(path)
+
+
 def _valid_files(corpus, cells: Sequence[Cell]) -> dict[str, str]:
     """Personality id -> its document for the run's personalities, refusing registered ones without one."""
     wanted = sorted({c.personality for c in cells if c.personality is not None})
@@ -181,7 +196,8 @@ def _valid_files(corpus, cells: Sequence[Cell]) -> dict[str, str]:
         raise dg.Failure(
             f"personalit{'y' if len(stale) == 1 else 'ies'} {', '.join(map(repr, stale))} registered but without a valid "
             f"document in {corpus.path}: nothing was run. Restore the file(s), or remove the partition(s) with "
-            f"`interviewsim unregister {' '.join(stale)}` (the sensor log lists invalid files).")
+            f"`interviewsim unregister {' '.join(stale)}` (the sensor log lists invalid files); when the config "
+            "curates, materialise their prepared_input first (its table says why a personality was refused).")
     return {p: valid[p] for p in wanted}
 
 
@@ -195,7 +211,7 @@ def _gate(context: dg.AssetExecutionContext, cfg: EvalConfig, selected: Sequence
     model_steps = [s for s in selected if s.calls_models]
     if not model_steps:
         return
-    from interviewsim_core.plan import has_price, plan_run
+    from interviewsim_core.plan import RunPlan, has_price, plan_run
 
     models = [m for s in model_steps for m in s.models(cfg)]
     if not any(has_price(m) for m in models):
@@ -206,7 +222,16 @@ def _gate(context: dg.AssetExecutionContext, cfg: EvalConfig, selected: Sequence
 
     methods = sorted({c.method for c in cells if c.method is not None}) or None
     t0 = time.monotonic()
-    plan = plan_run(cfg, people or None, methods, steps=[s.name for s in model_steps])
+    curation = [s for s in model_steps if s.makes_document]
+    plan = _plan_curation(context, cfg, curation, people)
+    evaluated = [s.name for s in model_steps if not s.makes_document]
+    curated = people
+    if evaluated and curation:  # the evaluation of a personality not curated yet is planned once its document exists
+        from interviewsim_core.loader import DOCUMENT_NAME
+
+        curated = [p for p in people if (cfg.corpus / p / DOCUMENT_NAME).is_file()]
+    if evaluated and (curated or not curation):
+        plan = RunPlan(lines=plan.lines + plan_run(cfg, curated or None, methods, steps=evaluated).lines)
     totals = plan.totals()
     context.log.info(f"plan of this run ({time.monotonic() - t0:.1f} s to compute):\n{plan.table()}")
     context.instance.add_run_tags(context.run_id, {PLAN_TAG_PREFIX + k: str(v) for k, v in totals.items()})
@@ -231,6 +256,18 @@ def _gate(context: dg.AssetExecutionContext, cfg: EvalConfig, selected: Sequence
         "configuration and reload the code location.",
         metadata={"plan_cost_usd": plan.cost_usd, "max_cost_usd": limit, "plan": dg.MetadataValue.md(plan.markdown())},
         allow_retries=False)
+
+
+def _plan_curation(context, cfg: EvalConfig, steps: Sequence[Step], people: list[str]):
+    """The curation's calls for the run's personalities (``curation/plan.py``), when the run curates."""
+    from interviewsim_core.curation.stage import plan_curation_of
+    from interviewsim_core.plan import RunPlan
+
+    if not steps:
+        return RunPlan(lines=())
+    context.log.info("plan: the evaluation steps of this run are planned for the personalities already curated; "
+                     "the others' depend on the pairs their curation finds")
+    return plan_curation_of(cfg, people)
 
 
 def _float(text: str | None) -> float | None:

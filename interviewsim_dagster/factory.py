@@ -120,8 +120,8 @@ def automation(step: Step, cfg: EvalConfig) -> dg.AutomationCondition | None:
     fill = fill_new(cfg.automation_fill_new)
     if step.calls_models:
         return rescore_on_judge_change(cron, fill) if step.trigger is Trigger.JUDGE_CHANGE else fill
-    if not step.inputs:  # the split: a root; free, but nobody asked for it
-        return fill
+    if not any(BY_NAME[i.step].enabled(cfg) for i in step.inputs):  # the split, uncurated: a root; free, but
+        return fill                                                  # nobody asked for it
     base = AFTER_UPSTREAM_UPDATE if step.trigger is Trigger.ANY_UPSTREAM else AFTER_COMPLETE_UPSTREAM_UPDATE
     if judged_aggregate(step):
         if any(BY_NAME[i.step].trigger is Trigger.JUDGE_CHANGE for i in step.inputs):

@@ -23,7 +23,7 @@ import dagster as dg
 
 from .batching import FAILED_CALLS
 from .defs.corpus.partitions import METHOD, PERSONALITY, dims_of, pxm_key
-from .versioning import SPLIT_VERSION
+from .versioning import SPLIT_VERSION, transcripts_changed
 
 DATA_VERSION_TAG = "dagster/data_version"
 
@@ -73,6 +73,8 @@ def is_up_to_date(graph, instance: dg.DagsterInstance, key: dg.AssetKey, partiti
     failed = metadata.get(FAILED_CALLS)
     if getattr(failed, "value", failed):
         return False  # written with failed calls: the next run retries them
+    if partition is not None and transcripts_changed(metadata, dims_of(node.partitions_def, partition)[PERSONALITY]):
+        return False  # a curation whose transcripts, manifest rows or review decisions changed since
     tags = mat.asset_materialization.tags or {}
     if node.code_version is not None and tags.get(CODE_VERSION_TAG) != node.code_version:
         return False

@@ -14,7 +14,7 @@ from interviewsim_core.pipeline.steps import Cell, Step
 
 from .batching import table_metadata
 from .presenters import PRESENTERS
-from .versioning import SPLIT_VERSION, split_version
+from .versioning import SPLIT_VERSION, split_version, transcripts_metadata
 
 PROGRESS_EVERY_S = 15.0
 """How often a running stage logs its per-step counts (calls planned, answered, cached, ...)."""
@@ -42,6 +42,10 @@ def partition_metadata(cfg: EvalConfig, split: Callable[[str], Any]) -> Callable
             found.update(present(cfg, cell, inputs(), out))
         if isinstance(out, pd.DataFrame):
             found.update(table_metadata(out, means=step.means))
+        if step.makes_document:  # the curation: what it read; the split of a personality it refused does not exist
+            found.update(transcripts_metadata(cfg, cell.personality))
+            if not (isinstance(out, pd.DataFrame) and bool(out["written"].any())):
+                return found
         if cell.personality is not None:
             if cell.personality not in versions:
                 versions[cell.personality] = split_version(split(cell.personality))

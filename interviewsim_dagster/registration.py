@@ -150,3 +150,11 @@ def register_corpus(instance, corpus: str | os.PathLike[str]) -> Registration:
     stale = [pid for pid in registered if pid not in scan.valid]
     return Registration(added=new, known=[pid for pid in scan.valid if pid in known_set], stale=stale,
                         problems=list(scan.problems), valid=list(scan.valid))
+
+
+def manifest_personalities(cfg) -> list[str]:
+    """The personalities the curation's manifest names when ``cfg`` curates (its partitions), else none."""
+    from interviewsim_core.curation.stage import curates
+    from interviewsim_core.curation.step import curation_personalities
+
+    return curation_personalities(cfg) if curates(cfg) else []

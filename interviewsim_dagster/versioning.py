@@ -20,6 +20,9 @@ partition whose personality's split changed since (``freshness``).
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
 
 import dagster as dg
 import pandas as pd
@@ -29,6 +32,11 @@ from interviewsim_core.pipeline.steps import BY_NAME, Step, Trigger, model_versi
 
 SPLIT_VERSION = "split_version"
 """Metadata key on every partitioned materialisation: the hash of the personality's split it was made from."""
+
+TRANSCRIPTS_VERSION = "transcripts_version"
+"""Metadata key on every curation (``prepared_input``) partition: the hash of what it read besides code and model
+(``curation.step.transcripts_versions``), with ``CURATION_SOURCES``, the folders it was computed from."""
+CURATION_SOURCES = "curation_sources"
 
 OPERATIONAL_SUFFIXES = ("cache_hit", "cache_key", "attempts", "cost_usd")
 """Columns (also prefixed, ``pass1_cache_hit``) that say how a call went, not what the table holds."""
@@ -88,3 +96,23 @@ def reread_inputs(context: dg.AssetExecutionContext) -> None:
     pointed before (or at no) upstream materialisation, and the UI showed the leaderboard "Unsynced"
     after a plain run (issue 33: "method_scores has a new data version")."""
     context.get_step_execution_context().fetch_external_input_asset_version_info()
+
+
+def transcripts_metadata(cfg: EvalConfig, personality_id: str) -> dict[str, str]:
+    """A curation partition's source version and where it was read (what ``transcripts_changed`` recomputes)."""
+    from interviewsim_core.curation.step import transcripts_versions
+
+    sources = {"transcripts": str(cfg.transcripts), "manifest": str(cfg.manifest), "corpus": str(cfg.corpus)}
+    return {TRANSCRIPTS_VERSION: transcripts_versions(**sources).get(personality_id, ""),
+            CURATION_SOURCES: json.dumps(sources, sort_keys=True)}
+
+
+def transcripts_changed(metadata: Mapping[str, Any], personality_id: str) -> bool:
+    """True when a curation partition's transcripts, manifest rows or review decisions changed since it was made
+    (``interviewsim run`` then re-curates that personality, and only it). False for any other partition."""
+    from interviewsim_core.curation.step import transcripts_versions
+
+    recorded, sources = (getattr(metadata.get(k), "value", metadata.get(k)) for k in (TRANSCRIPTS_VERSION, CURATION_SOURCES))
+    if recorded is None or sources is None:
+        return False
+    return transcripts_versions(**json.loads(sources)).get(personality_id, "") != recorded

@@ -91,6 +91,18 @@ def write_categories(out: Path, categories: dict[str, str]) -> Path:
     return atomic_write(out / CATEGORIES_NAME, lambda fh: fh.write(data))
 
 
+def update_categories(out: Path, categories: dict[str, str], personalities: set[str]) -> Path:
+    """``categories.csv`` with the rows of ``personalities`` replaced by ``categories`` (the graph curates one
+    personality per partition; the other personalities' rows stay)."""
+    path = out / CATEGORIES_NAME
+    kept: dict[str, str] = {}
+    if path.is_file():
+        for row in csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))):
+            if row.get("personality_id") and row["personality_id"] not in personalities:
+                kept[row["personality_id"]] = row.get("category") or ""
+    return write_categories(out, {**kept, **categories})
+
+
 def write_report(out: Path, report: dict[str, Any]) -> Path:
     """``curation_report.json``: every transcript with its verdict and reason, refused personalities and why."""
     return atomic_write(out / REPORT_NAME, _json_writer(report))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 
 from ..errors import Problem
@@ -244,4 +245,13 @@ def ingest_file(folder: Path, rel: str) -> tuple[Transcript | None, list[Problem
         data = path.read_bytes()
     except OSError as exc:
         return None, [Problem(str(path), "$", "unreadable", f"cannot read: {exc.strerror or exc}")]
-    return ingest_bytes(data, rel)
+    transcript, problems = _ingest_cached(data, rel)
+    return transcript, list(problems)
+
+
+@lru_cache(maxsize=256)
+def _ingest_cached(data: bytes, rel: str) -> tuple[Transcript | None, tuple[Problem, ...]]:
+    """``ingest_bytes`` by content: the graph's curation step replays a personality once per round of calls
+    (``step.py``), so its files are read again each round but parsed once (the transcript is a frozen model)."""
+    transcript, problems = ingest_bytes(data, rel)
+    return transcript, tuple(problems)

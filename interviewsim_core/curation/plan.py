@@ -18,14 +18,15 @@ Nothing is written: no cache entry, no corpus file.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from ..contracts import REGISTRY
 from ..errors import ContractParseError
 from ..llm.types import CallRequest, CallResult, ModelConfig
 from ..plan import PlanLine, RunPlan, plan_line
-from .run import STEPS, curate
+from ..pipeline.calls import run_calls
+from .run import STEPS, curate_with
 
 __all__ = ["CURATION_COMPLETION_TOKENS", "plan_curation"]
 
@@ -83,11 +84,12 @@ class _PlanningRunner:
 
 
 def plan_curation(transcripts: Path | str, manifest: Path | str, model: ModelConfig,
-                  cache_path: Path | str | None) -> RunPlan:
+                  cache_path: Path | str | None, personalities: Collection[str] | None = None) -> RunPlan:
     """The plan of ``curate(transcripts, manifest, gateway, model)`` with the cache at ``cache_path``.
 
     One line per curation step (``speaker_turns``, ``transcript_quality``, ``qa_pairs``, ``qa_tags``,
-    ``personality_category``), method ``-``. Input problems do not raise: the personalities concerned
+    ``personality_category``), method ``-``. ``personalities``: only theirs (a graph run of a few
+    partitions of the curation step). Input problems do not raise: the personalities concerned
     are left out, as the curation itself would (``interviewsim curate`` lists them).
     """
     from ..llm.cache import SqliteCache
@@ -95,7 +97,8 @@ def plan_curation(transcripts: Path | str, manifest: Path | str, model: ModelCon
     cache = SqliteCache(Path(cache_path)) if cache_path is not None and Path(cache_path).exists() else None
     runner = _PlanningRunner(cache)
     try:
-        curate(transcripts, manifest, runner, model, out=None)
+        curate_with(transcripts, manifest, lambda planned: run_calls(runner, planned), model, out=None,
+                    personalities=personalities)
     finally:
         if cache is not None:
             cache.close()

@@ -1,4 +1,8 @@
-"""The curation steps in order, for the CLI: manifest -> ingest -> attribution -> quality -> QA -> tags -> corpus.
+"""The curation steps in order: manifest -> ingest -> attribution -> quality -> QA -> tags -> corpus.
+
+Defined once for ``interviewsim curate`` (``curate``: every personality, each round through the gateway) and
+the graph's ``prepared_input`` step (``curate_with`` for one personality, each round answered by the
+scheduler: ``step.py``).
 
 Each model step plans its calls for every personality first and runs them in one gateway batch
 (``pipeline.calls.run_calls``: cache, cost plan and budget gate apply, re-runs are free). A
@@ -11,7 +15,7 @@ table with their reason.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,9 +88,14 @@ class Outcome:
         return rows
 
 
-def _run(gateway: CallRunner, planned: list[PlannedCall], outcome: Outcome) -> Mapping[Hashable, Any]:
+Ask = Callable[[list[PlannedCall]], Mapping[Hashable, Any]]
+"""Answers one round of planned calls: the gateway (``run_calls``) in ``curate``; in the step table's
+curation step (``curation/step.py``), the answers the graph's scheduler got so far."""
+
+
+def _run(ask: Ask, planned: list[PlannedCall], outcome: Outcome) -> Mapping[Hashable, Any]:
     outcome.calls += len(planned)
-    return run_calls(gateway, planned)
+    return ask(planned)
 
 
 def _refuse(outcome: Outcome, pid: str, why: str) -> None:
@@ -100,16 +109,35 @@ def _read_text(folder: Path, rel: str) -> str:
 def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model: ModelConfig,
            out: Path | str | None = None) -> Outcome:
     """Run the whole curation; write the corpus under ``out`` when given (else only return it)."""
+    return curate_with(folder, manifest, lambda planned: run_calls(gateway, planned), model, out)
+
+
+def curate_with(folder: Path | str, manifest: Path | str, ask: Ask, model: ModelConfig,
+                out: Path | str | None = None, personalities: Collection[str] | None = None,
+                write: bool = True) -> Outcome:
+    """The curation, each round of model calls answered by ``ask``.
+
+    ``personalities``: curate only these (the graph's curation step curates one partition); the
+    corpus-wide ``curation_report.json`` is then not written (the step's Parquet table is its report)
+    and ``categories.csv`` keeps the other personalities' rows. ``out`` is also where reviewers'
+    decisions are read from; ``write=False`` reads them but writes nothing (the step's planning rounds).
+    """
     folder = Path(folder)
     outcome = Outcome()
     m = read_manifest(manifest, folder)
-    outcome.problems += m.problems
-    outcome.warnings += m.warnings
+    wanted = None if personalities is None else set(personalities)
+    unnamed = set() if wanted is None else wanted - {r.personality_id for r in m.rows}
+    # A manifest problem names a row, not a personality: listed for a personality refused by one (or with no good row).
+    outcome.problems += m.problems if wanted is None or wanted & m.refused or unnamed else []
+    outcome.warnings += [w for w in m.warnings if wanted is None or any(f": {p}: " in w for p in wanted)]
     by_pid: dict[str, list[Curated]] = defaultdict(list)
     for row in m.rows:
-        by_pid[row.personality_id].append(Curated(row=row))
-    for pid in sorted(m.refused):
+        if wanted is None or row.personality_id in wanted:
+            by_pid[row.personality_id].append(Curated(row=row))
+    for pid in sorted(m.refused if wanted is None else m.refused & wanted):
         _refuse(outcome, pid, "a manifest row of this personality has a problem")
+    for pid in sorted(unnamed - m.refused):
+        _refuse(outcome, pid, "no row of the manifest names this personality")
 
     # ingest (no model)
     for pid, items in by_pid.items():
@@ -124,7 +152,7 @@ def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model:
     # speaker attribution: the rule, then one model call per transcript with unplaced labels
     planned = [p for pid, items in live.items() for c in items
                for p in attribution.plan(pid, c.transcript, c.row, model)]
-    results = _run(gateway, planned, outcome)
+    results = _run(ask, planned, outcome)
     for pid, items in live.items():
         for c in items:
             c.attributions, att_problems = attribution.assemble(pid, c.transcript, c.row, results)
@@ -136,7 +164,7 @@ def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model:
     live = {pid: items for pid, items in live.items() if pid not in outcome.refused}
 
     # quality control: one call per transcript
-    results = _run(gateway, [quality.plan(pid, c.row.person_name, c.transcript, c.roles, model)
+    results = _run(ask, [quality.plan(pid, c.row.person_name, c.transcript, c.roles, model)
                              for pid, items in live.items() for c in items], outcome)
     decisions, review_problems = review.read_decisions(out) if out is not None else ({}, [])
     outcome.warnings += [str(p) for p in review_problems]
@@ -147,7 +175,7 @@ def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model:
             c.keep, c.kind, c.reason = review.apply(c.quality, c.review)
 
     # QA structuring: one call per kept transcript (the offline model answers with the rule)
-    results = _run(gateway, [structuring.plan(pid, c.row.person_name, c.transcript, c.roles, model)
+    results = _run(ask, [structuring.plan(pid, c.row.person_name, c.transcript, c.roles, model)
                              for pid, items in live.items() for c in items if c.keep], outcome)
     for pid, items in live.items():
         for c in items:
@@ -163,7 +191,7 @@ def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model:
     planned += [tagging.plan_category(pid, items[0].row.person_name, profiles[pid][0],
                                       [p.question for c in items for p in c.pairs], model)
                 for pid, items in live.items()]
-    results = _run(gateway, planned, outcome)
+    results = _run(ask, planned, outcome)
     for pid, items in live.items():
         for c in items:
             if c.keep:
@@ -182,11 +210,15 @@ def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model:
             continue
         doc, ids = corpus.build_document(pid, *profiles[pid], [(c.row, c.pairs, c.tags) for c in ordered])
         outcome.documents[pid] = doc
-        if out is not None:
+        if out is not None and write:
             outcome.written[pid] = corpus.write_personality(Path(out), pid, doc, _provenance(folder, pid, items, ordered, ids, outcome, model))
-    if out is not None:
-        corpus.write_categories(Path(out), {p: c for p, (c, _r) in outcome.categories.items() if c and p in outcome.documents})
-        corpus.write_report(Path(out), report_of(outcome))
+    if out is not None and write:
+        categories = {p: c for p, (c, _r) in outcome.categories.items() if c and p in outcome.documents}
+        if wanted is None:
+            corpus.write_categories(Path(out), categories)
+            corpus.write_report(Path(out), report_of(outcome))
+        else:
+            corpus.update_categories(Path(out), categories, wanted)
     return outcome
 
 

@@ -1,7 +1,8 @@
 """The curation as the first stage of a run: an ``EvalConfig`` naming ``transcripts`` + ``manifest`` curates them
-into its ``corpus``, which the evaluation then reads (``interviewsim run --transcripts ...``).
+into its ``corpus`` (the graph's ``prepared_input`` step, ``curation/step.py``), which the evaluation then reads
+(``interviewsim run --transcripts ...``, a UI launch).
 
-Defined here once so ``run`` and ``plan`` agree on the model (the configured ``builder``, with the run's
+Defined here once so the step, ``run`` and ``plan`` agree on the model (the configured ``builder``, with the run's
 ``api_base``/``concurrency``/``batch``), the cache (the run's model-call cache: a re-run curates for
 free and a planned curation counts its cache hits) and the output folder (``corpus``).
 """
@@ -13,12 +14,10 @@ from typing import TYPE_CHECKING
 from ..llm.types import ModelConfig
 
 if TYPE_CHECKING:
-    from ..pipeline.calls import CallRunner
     from ..pipeline.config import EvalConfig
     from ..plan import RunPlan
-    from .run import Outcome
 
-__all__ = ["curates", "curation_model", "curate_corpus", "plan_curation_of"]
+__all__ = ["curates", "curation_model", "plan_curation_of"]
 
 
 def curates(cfg: EvalConfig) -> bool:
@@ -31,16 +30,10 @@ def curation_model(cfg: EvalConfig) -> ModelConfig:
     return cfg.resolve(cfg.builder)
 
 
-def curate_corpus(cfg: EvalConfig, gateway: CallRunner) -> Outcome:
-    """Curate ``cfg.transcripts`` into ``cfg.corpus`` (one ``<pid>/prepared_input.json`` per personality kept)."""
-    from .run import curate
-
-    assert curates(cfg), "curate_corpus needs transcripts and manifest in the config"
-    return curate(cfg.transcripts, cfg.manifest, gateway, curation_model(cfg), out=cfg.corpus)
-
-
-def plan_curation_of(cfg: EvalConfig) -> RunPlan:
-    """What ``curate_corpus(cfg, ...)`` will call, before any call (``curation/plan.py``)."""
+def plan_curation_of(cfg: EvalConfig, personalities: list[str] | None = None) -> RunPlan:
+    """What the graph's curation (``prepared_input``) of ``personalities`` (default: the manifest's) will call,
+    before any call (``curation/plan.py``)."""
     from .plan import plan_curation
 
-    return plan_curation(cfg.transcripts, cfg.manifest, curation_model(cfg), cfg.effective_cache_path)
+    return plan_curation(cfg.transcripts, cfg.manifest, curation_model(cfg), cfg.effective_cache_path,
+                         personalities)

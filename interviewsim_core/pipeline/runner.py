@@ -186,12 +186,34 @@ def run_evaluation(
     """
     method_names = [getattr(m, "name", m) for m in (methods if methods is not None else config.methods)]
     check_retrieval_embedder(config, method_names)  # before any corpus read or model call
-    files = index_corpus(config.corpus)  # checks every file (every problem listed); keeps only id -> file
-    pids = _select(config, files, personalities)
     steps = [s for s in steps_for(config) if write or not s.writes_files]
+    curated: dict[str, pd.DataFrame] = {}
+    curation = [s for s in steps if s.makes_document]
+    if curation:  # the curation first: the evaluation reads the corpus it writes, for the personalities it wrote
+        from ..curation.step import curation_personalities
+
+        named = _select(config, curation_personalities(config), personalities)
+        curated = run_steps(config, {s.name: cells_of(s, named, method_names) for s in curation},
+                            _no_split, named, method_names, gateway=gateway, write=write, progress=progress,
+                            keep=None if keep is None else [s.name for s in curation if s.name in set(keep)])
+        steps = [s for s in steps if not s.makes_document]
+    files = index_corpus(config.corpus)  # checks every file (every problem listed); keeps only id -> file
+    if curation:
+        refused = [p for p in named if p not in files]
+        if refused:
+            say = progress or (lambda _msg: None)
+            say(f"not evaluated, refused by the curation (its prepared_input table says why): {refused}")
+        pids = [p for p in named if p in files]
+    else:
+        pids = _select(config, files, personalities)
     run = {s.name: cells_of(s, pids, method_names) for s in steps}
-    return run_steps(config, run, lambda pid: split_personality(load_document(files[pid])), pids, method_names,
-                     gateway=gateway, write=write, progress=progress, keep=keep)
+    kept = None if keep is None else [k for k in keep if k not in curated]
+    return {**curated, **run_steps(config, run, lambda pid: split_personality(load_document(files[pid])), pids,
+                                   method_names, gateway=gateway, write=write, progress=progress, keep=kept)}
+
+
+def _no_split(pid: str) -> HeldOutSplit:
+    raise RuntimeError(f"the curation of {pid} read a split: it writes the document the split is made from")
 
 
 PartitionDone = Callable[[Step, Cell, Any, Callable[[], dict[str, Any]]], None]
@@ -344,7 +366,8 @@ class _Run:
                               or self.backlog < BACKLOG_PER_SLOT * self.slots):
             pid = self.queue.popleft()
             self.active.add(pid)
-            self.env.split(pid)
+            if not any(self.g.steps[n[0]].makes_document for n in self.nodes_of[pid]):  # else it is not written yet
+                self.env.split(pid)
             self.ready.extend(n for n in self.nodes_of[pid] if self.g.waiting[n] == 0)
             if self.streaming:
                 return  # its calls enter the backlog before the next one is considered

@@ -191,6 +191,10 @@ class Step:
     kinds: tuple[str, ...] = ("parquet",)
     """The formats it writes (the Dagster UI shows them as asset kinds)."""
     enabled: Callable[[EvalConfig], bool] = field(default=lambda cfg: True)
+    makes_document: bool = False
+    """True for the curation: it writes the personality's corpus document, so the split is read only after
+    it, its partitions are the manifest's personalities, and ``curation/plan.py`` plans its calls (the
+    evaluation's planner walks the corpus, which it writes)."""
 
     @property
     def calls_models(self) -> bool:
@@ -232,6 +236,30 @@ def model_version(models: Iterable, contracts: Sequence[str], **settings: object
 
 # ---- the step functions ------------------------------------------------------------------------
 # Thin adapters from (env, cell, inputs) to the core functions of each step module.
+
+def _plan_curation(env, cell, inputs):
+    from ..curation.step import next_calls
+
+    return next_calls(env.config, cell.personality, {})
+
+
+def _replan_curation(env, cell, planned, results):
+    from ..curation.step import next_calls
+
+    return next_calls(env.config, cell.personality, results)
+
+
+def _assemble_curation(env, cell, planned, results):
+    from ..curation.step import curate_personality
+
+    return curate_personality(env.config, cell.personality, results)
+
+
+def _curates(cfg: EvalConfig) -> bool:
+    from ..curation.stage import curates
+
+    return curates(cfg)
+
 
 def _split_table(env: StepEnv, cell: Cell, inputs: dict) -> pd.DataFrame:
     from .split_tables import split_table
@@ -498,9 +526,19 @@ def _score_means() -> tuple[str, ...]:
 P, PXM, NONE = Partitioning.PERSONALITY, Partitioning.PERSONALITY_METHOD, Partitioning.NONE
 PREMISE_PASSES = ("premise_pass1", "premise_pass2")
 
+CURATION_CONTRACTS = ("speaker_attribution", "transcript_quality", "qa_structuring", "thematic_tagging",
+                      "personality_category")
+
 STEPS: tuple[Step, ...] = (
+    Step("prepared_input", P, "curation",
+         "The personality's transcripts curated into <corpus>/<id>/prepared_input.json with provenance (speaker "
+         "attribution, quality control, QA structuring, thematic tagging; docs/CURATION.md): one row per "
+         "transcript, kept or excluded with why. Only when the config names transcripts and a manifest.",
+         roles=(Role.BUILDER,), contracts=CURATION_CONTRACTS, plan=_plan_curation, replan=_replan_curation,
+         assemble=_assemble_curation, enabled=_curates, makes_document=True),
     Step("heldout_split", P, "corpus",
          "Every QA pair of the personality, marked train or test (latest ceil(0.2 N) interviews held out).",
+         inputs=(Input("prepared_input", load=False),),  # ordering only: the split reads the document it wrote
          compute=_split_table),
     Step("fact_summary", P, "references",
          "Evaluation-only summary of the held-out responses (never shown to a generator).",

@@ -128,9 +128,20 @@ SCHEMAS["ps_stability"] = pa.schema(
        for t in ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")]
 )
 
+# The curation of one personality (``curation/step.py``): one row per manifest row of the personality, kept
+# or excluded with the reason, and whether its document was written (else why not).
+SCHEMAS["prepared_input"] = pa.schema(
+    [pa.field(c, _S) for c in ("personality_id", "file", "sha256", "date", "format")]
+    + [pa.field("turns", _I), pa.field("kept", _B)]
+    + [pa.field(c, _S) for c in ("kind", "reason")]
+    + [pa.field("pairs", _I), pa.field("removed", _S), pa.field("written", _B)]
+    + [pa.field(c, _S) for c in ("refused", "problems")]
+)
+
 SCHEMAS["leaderboard"] = _schema([(n, _KIND_TYPES[k]) for n, k in LEADERBOARD_FIELDS])
 
 KEY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "prepared_input": ("personality_id", "file"),
     "heldout_split": ("personality_id", "qa_id"),
     "fact_summary": ("personality_id",),
     "atomic_items": ("personality_id", "qa_id"),

@@ -46,7 +46,7 @@ class Tally:
 
 def planned_steps(config, counted: set[str]) -> list[Step]:
     """The steps to plan: the counted ones and every model step whose answers their prompts are built from."""
-    steps = [s for s in steps_for(config) if s.plan is not None]
+    steps = [s for s in steps_for(config) if s.plan is not None and not s.makes_document]
     by_name = {s.name: s for s in steps}
     need = set(counted)
     for s in reversed(steps):

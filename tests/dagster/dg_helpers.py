@@ -100,3 +100,36 @@ def read_until(proc: subprocess.Popen, marker: str) -> tuple[list[str], threadin
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     return lines, seen, reader
+
+
+CURATED = {"ADA": "Ada Quill", "BEN": "Ben Marsh"}
+"""The curation fixtures' people (fictional): personality id -> the name in their transcripts."""
+
+
+def write_transcripts(tmp_path: Path, interviews: int = 3) -> tuple[Path, Path]:
+    """A transcripts folder (plain-text interviews, ``Name: text`` paragraphs) and its JSON manifest for
+    ``CURATED``; every answer is long enough for the offline quality control to keep the interview."""
+    folder = tmp_path / "transcripts"
+    folder.mkdir(parents=True)
+    rows = []
+    for pid, person in CURATED.items():
+        for i in range(interviews):
+            turns = [("Interviewer", "Welcome back, and thank you for talking with us again today."),
+                     (person, f"Thank you, it is good to be here for the {i + 1}th time in this studio.")]
+            for j, topic in enumerate(TOPICS[:3]):
+                turns += [("Interviewer", f"What do you think about {topic} this year?"),
+                          (person, f"I have cared about {topic} since I was young, and in year {2000 + i} "
+                                   f"I learned something new about it from a neighbour, number {j}.")]
+            name = f"{pid.lower()}_{i}.txt"
+            (folder / name).write_text("\n\n".join(f"{who}: {text}" for who, text in turns) + "\n", encoding="utf-8")
+            rows.append({"file": name, "personality_id": pid, "person_name": person, "date": f"201{i}-03-0{i + 1}"})
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps(rows), encoding="utf-8")
+    return folder, manifest
+
+
+def curating_config(tmp_path: Path, **overrides):
+    """A config whose graph starts with the curation of ``write_transcripts`` into ``tmp_path/corpus``."""
+    folder, manifest = write_transcripts(tmp_path)
+    return make_config(tmp_path / "corpus", tmp_path / "data", transcripts=str(folder), manifest=str(manifest),
+                       methods="simple", **overrides)

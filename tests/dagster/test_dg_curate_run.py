@@ -1,5 +1,5 @@
 """`interviewsim plan|run --transcripts DIR --manifest FILE`: the curation's calls counted before the first one,
-then curation and evaluation as one action on the instance (issue 31)."""
+then the graph's curation asset and the evaluation as one action on the instance (issue 31)."""
 
 from __future__ import annotations
 
@@ -55,6 +55,13 @@ def test_plan_then_run_curates_then_evaluates_and_a_rerun_curates_from_the_cache
     assert "curation: " in ran.output and "wrote " in ran.output
     assert (corpus / "ADA" / "prepared_input.json").is_file()
     assert partition_path(data, "heldout_split", "ADA").is_file()  # the evaluation read what the curation wrote
+    assert "personality_assets [ADA]: prepared_input\n" in ran.output  # the graph's curation asset made it
+    assert partition_path(data, "prepared_input", "ADA").is_file()
+    doc = corpus / "ADA" / "prepared_input.json"
+    made = doc.stat().st_mtime_ns
+    rerun = CliRunner().invoke(app, ["run", *flags, "--assets", "heldout_split"])
+    assert rerun.exit_code == 0, rerun.output
+    assert "prepared_input: up to date, skipped" in rerun.output and doc.stat().st_mtime_ns == made
 
     again = CliRunner().invoke(app, ["plan", *flags])
     assert again.exit_code == 0, again.output

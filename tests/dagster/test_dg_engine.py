@@ -12,26 +12,29 @@ import re
 
 import dagster as dg
 import pytest
-from dg_helpers import PEOPLE, make_config, run_everything
+from dg_helpers import PEOPLE, curating_config, make_config, run_everything
 
-from interviewsim_core.pipeline.steps import steps_for
+from interviewsim_core.pipeline.steps import BY_NAME, steps_for
 from interviewsim_dagster import launch
 from interviewsim_dagster.definitions import build_definitions
 from interviewsim_dagster.factory import automation, stages
 
 
 def test_stages_cover_every_step_once_and_run_in_dependency_order(tiny_corpus, tmp_path):
-    cfg = make_config(tiny_corpus, tmp_path / "data", ps_stability=True, finetune_export=True)
-    got = stages(cfg)
-    names = [s.name for st in got for s in st.steps]
-    assert sorted(names) == sorted(s.name for s in steps_for(cfg))
-    assert [st.job for st in got] == list(launch.JOB_ORDER)
-    done: set[str] = set()
-    for st in got:
-        for s in st.steps:
-            assert all(i.step in done or i.step in {t.name for t in st.steps} for i in s.inputs), s.name
-            assert s.partitioning is st.partitioning
-        done |= {s.name for s in st.steps}
+    plain = make_config(tiny_corpus, tmp_path / "data", ps_stability=True, finetune_export=True)
+    for cfg in (plain, curating_config(tmp_path / "cur", ps_stability=True, finetune_export=True)):
+        got = stages(cfg)
+        names = [s.name for st in got for s in st.steps]
+        assert sorted(names) == sorted(s.name for s in steps_for(cfg))
+        assert [st.job for st in got] == list(launch.JOB_ORDER)
+        done: set[str] = set()
+        for st in got:
+            for s in st.steps:
+                enabled = [i for i in s.inputs if BY_NAME[i.step].enabled(cfg)]  # the curation: only when configured
+                assert all(i.step in done or i.step in {t.name for t in st.steps} for i in enabled), s.name
+                assert s.partitioning is st.partitioning
+            done |= {s.name for s in st.steps}
+    assert "prepared_input" in [s.name for s in got[0].steps]  # curated in the personality stage, before the split
 
 
 def test_automation_never_launches_a_model_call_for_a_partition_nobody_ran(tiny_corpus, tmp_path):

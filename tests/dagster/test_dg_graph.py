@@ -13,7 +13,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from dg_helpers import make_config
+from dg_helpers import curating_config, make_config
 
 from interviewsim_core.llm.testing import free_port
 from interviewsim_dagster.definitions import AUTOMATION_SENSOR, build_definitions
@@ -79,6 +79,30 @@ def test_graph_snapshot(tiny_corpus, tmp_path):
     sensors = {s.name: s for s in defs.sensors}
     assert sensors[AUTOMATION_SENSOR].default_status == dg.DefaultSensorStatus.RUNNING
     assert sensors["personality_registration"].default_status == dg.DefaultSensorStatus.RUNNING
+
+
+def test_graph_snapshot_with_curation(tmp_path):
+    """A config naming transcripts and a manifest puts the curation upstream of heldout_split; without, it is absent."""
+    from interviewsim_core.pipeline.steps import CURATION_CONTRACTS, model_version
+
+    cfg = curating_config(tmp_path)
+    graph = build_definitions(cfg).resolve_asset_graph()
+    actual = {k.to_user_string(): (graph.get(k).group_name, _partitioning(graph.get(k).partitions_def),
+                                   sorted(p.to_user_string() for p in graph.get(k).parent_keys))
+              for k in graph.get_all_asset_keys()}
+    assert actual == {**EXPECTED, "prepared_input": ("curation", P, []),
+                      "heldout_split": ("corpus", P, ["prepared_input"])}
+    node = graph.get(dg.AssetKey("prepared_input"))
+    assert node.automation_condition is None  # it calls a model: never launched unasked
+    assert node.code_version == model_version([cfg.effective_builder], CURATION_CONTRACTS)
+    assert node.pools == {"llm_offline"} and node.backfill_policy == dg.BackfillPolicy.single_run()
+    other = curating_config(tmp_path / "other", builder={"model": "offline/other"})
+    assert build_definitions(other).resolve_asset_graph().get(dg.AssetKey("prepared_input")).code_version \
+        != node.code_version  # the builder model is part of the curation's code version
+    # heldout_split stays a root with the automation of a root when nothing is curated
+    plain = build_definitions(make_config(tmp_path / "corpus", tmp_path / "plain")).resolve_asset_graph()
+    assert "prepared_input" not in {k.to_user_string() for k in plain.get_all_asset_keys()}
+    assert plain.get(dg.AssetKey("heldout_split")).automation_condition is None
 
 
 def _env(tmp_path: Path, corpus: Path) -> dict[str, str]:

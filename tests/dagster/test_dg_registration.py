@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from interviewsim_dagster.defs.corpus.sensors import personality_registration
 from interviewsim_dagster.registration import parse_cursor
-from interviewsim_dagster.resources import CorpusResource
+from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_dagster.resources import CorpusResource, EvalConfigResource
 
 
 def _broken(corpus):
@@ -21,7 +22,9 @@ def _broken(corpus):
 
 
 def _tick(instance, corpus, cursor=None) -> dg.SensorResult:
-    ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"corpus": CorpusResource(path=str(corpus))})
+    resources = {"corpus": CorpusResource(path=str(corpus)),
+                 "eval_config": EvalConfigResource.from_config(EvalConfig(corpus=corpus))}
+    ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources)
     return personality_registration(ctx)
 
 
@@ -97,3 +100,16 @@ def test_malformed_fixture_corpus_registers_only_the_valid_files_and_writes_noth
         assert set(instance.get_dynamic_partitions("personality")) == valid
     written = {read_frame(f)["personality_id"].iloc[0] for f in (data / "heldout_split").glob("*.parquet")}
     assert written == valid
+
+
+def test_sensor_registers_the_manifest_s_personalities_when_the_config_curates(tmp_path):
+    """Before any document exists, so their curation (``prepared_input``) can be launched from the UI."""
+    from dg_helpers import CURATED, curating_config
+
+    cfg = curating_config(tmp_path)
+    resources = {"corpus": CorpusResource(path=str(cfg.corpus)), "eval_config": EvalConfigResource.from_config(cfg)}
+    with dg.instance_for_test() as instance:
+        result = personality_registration(dg.build_sensor_context(instance=instance, resources=resources))
+        (request,) = result.dynamic_partitions_requests
+        assert sorted(request.partition_keys) == sorted(CURATED)
+        assert not cfg.corpus.exists()

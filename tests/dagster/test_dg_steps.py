@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dagster as dg
-from dg_helpers import make_config
+from dg_helpers import make_config, write_transcripts
 
 from interviewsim_core.pipeline.runner import TABLE_STEPS, cells_of
 from interviewsim_core.pipeline.steps import STEPS, Partitioning, edges, steps_for
@@ -61,7 +61,9 @@ def _core_edges(steps) -> set[tuple[str, str, str]]:
 
 def test_same_steps_and_edges(tiny_corpus, tmp_path):
     optional = {"premise_conclusions": str(tmp_path / "mine.jsonl"), "ps_stability": True, "finetune_export": True}
-    for extra in ({}, optional):
+    folder, manifest = write_transcripts(tmp_path)
+    curating = {"transcripts": str(folder), "manifest": str(manifest)}  # prepared_input -> heldout_split
+    for extra in ({}, optional, curating):
         cfg = make_config(tiny_corpus, tmp_path / "data", **extra)
         steps = steps_for(cfg)
         nodes, found = _dagster_graph(cfg)
@@ -71,9 +73,17 @@ def test_same_steps_and_edges(tiny_corpus, tmp_path):
             # Core's version, except judged aggregates, which the factory versions by the judges.
             assert nodes[s.name] == (s.partitioning, factory.code_version(s, cfg), s.group), s.name
             assert factory.code_version(s, cfg) == s.code_version(cfg) or factory.judged_aggregate(s)
+        if extra is curating:  # the direct runner wires the same edge from the same table
+            from interviewsim_core.pipeline.runner import _Graph
+            from interviewsim_core.pipeline.steps import Cell
+
+            assert ("prepared_input", "heldout_split", "same") in found
+            g = _Graph.build(list(steps), {s.name: cells_of(s, ["ADA"], ["simple"]) for s in steps}, ["ADA"],
+                             ["simple"], set())
+            assert ("prepared_input", Cell("ADA")) in g.reads[("heldout_split", Cell("ADA"))]
     # The configured file and switches add their steps.
     assert {"user_premise_verdicts", "training_personality", "ps_stability", "sft_examples",
-            "sft_dataset"} <= {s.name for s in steps}
+            "sft_dataset"} <= {s.name for s in steps_for(make_config(tiny_corpus, tmp_path / "data", **optional))}
 
 
 def test_the_runner_runs_every_step_of_the_table():

@@ -2,14 +2,16 @@
 Adding a valid ``<corpus>/<ID>/prepared_input.json`` adds partition ``<ID>`` on the next tick; an
 invalid file is reported (sensor log and skip reason, with file, JSON path and rule) and not
 registered. The cursor holds per-file fingerprints, so a tick re-validates only changed files.
-Removing a file never deletes a partition: its materialised results stay browsable.
+Removing a file never deletes a partition: its materialised results stay browsable. When the config
+curates (``transcripts`` + ``manifest``), every personality the manifest names is registered too, so its
+curation partition (``prepared_input``) can be launched before its document exists.
 """
 
 
 import dagster as dg
 
-from ...registration import parse_cursor, scan_corpus
-from ...resources import CorpusResource
+from ...registration import manifest_personalities, parse_cursor, scan_corpus
+from ...resources import CorpusResource, EvalConfigResource
 from .partitions import PERSONALITY, personality_partitions
 
 SENSOR_NAME = "personality_registration"
@@ -20,12 +22,14 @@ _REPORTED_PROBLEMS = 5
     name=SENSOR_NAME,
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Registers every valid personality of the corpus folder as a partition; reports invalid files.",
+    description="Registers every valid personality of the corpus folder (and, when the config curates, of the "
+    "manifest) as a partition; reports invalid files.",
 )
-def personality_registration(context: dg.SensorEvaluationContext, corpus: CorpusResource) -> dg.SensorResult:
+def personality_registration(context: dg.SensorEvaluationContext, corpus: CorpusResource,
+                             eval_config: EvalConfigResource) -> dg.SensorResult:
     scan = scan_corpus(corpus.path, parse_cursor(context.cursor))
     known = set(context.instance.get_dynamic_partitions(PERSONALITY))
-    new = [pid for pid in scan.valid if pid not in known]
+    new = [pid for pid in dict.fromkeys([*scan.valid, *manifest_personalities(eval_config.get())]) if pid not in known]
     for problem in scan.problems:
         context.log.warning(f"not registered: {problem}")
     if new:

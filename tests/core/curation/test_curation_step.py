@@ -1,0 +1,86 @@
+"""The curation as a step of the graph (``curation/step.py``): one personality, round by round, gives the
+corpus the batched ``interviewsim curate`` gives; a refused personality is a table, not a document."""
+
+from __future__ import annotations
+
+from interviewsim_core.curation.run import curate
+from interviewsim_core.curation.step import curate_personality, curation_personalities, next_calls, \
+    transcripts_versions
+from interviewsim_core.pipeline.calls import run_calls
+from interviewsim_core.pipeline.config import EvalConfig
+
+from curation_fixtures import FORMATS, PERSON, write_manifest
+
+
+def _fixture(tmp_path):
+    d = tmp_path / "tx"
+    d.mkdir()
+    rows = []
+    for pid in ("P", "Q"):
+        for i, (name, render) in enumerate(FORMATS.values()):
+            (d / f"{pid}_{name}").write_text(render(), encoding="utf-8")
+            rows.append({"file": f"{pid}_{name}", "personality_id": pid, "person_name": PERSON, "date": f"202{i}-01-01"})
+    (d / "empty.txt").write_text("", encoding="utf-8")
+    rows.append({"file": "empty.txt", "personality_id": "R", "person_name": PERSON, "date": "2020-01-01"})
+    (d / "s.txt").write_text(FORMATS["text"][1](), encoding="utf-8")
+    rows.append({"file": "s.txt", "personality_id": "S", "person_name": PERSON, "date": "last spring"})
+    manifest = write_manifest(tmp_path / "manifest.json", rows)
+    cfg = EvalConfig(corpus=tmp_path / "corpus", data_root=tmp_path / "data", transcripts=d, manifest=manifest)
+    return d, manifest, cfg
+
+
+def _step(cfg, pid, runner) -> tuple[object, int]:
+    """What the graph's scheduler does with the step: send each round, replan, then assemble."""
+    results: dict = {}
+    rounds = 0
+    calls = next_calls(cfg, pid, results)
+    while calls:
+        rounds += 1
+        results.update(run_calls(runner, calls))
+        calls = next_calls(cfg, pid, results)
+    return curate_personality(cfg, pid, results), rounds
+
+
+def test_one_personality_round_by_round_writes_what_the_batched_curation_writes(tmp_path, runner) -> None:
+    d, manifest, cfg = _fixture(tmp_path)
+    assert curation_personalities(cfg) == ["P", "Q", "R", "S"]  # S too: its partition says why it is refused
+    batched = curate(d, manifest, runner, cfg.resolve(cfg.builder), out=tmp_path / "batched")
+    table, rounds = _step(cfg, "P", runner)
+    assert rounds == 4  # attribution (the diarised ids), quality control, QA structuring, tagging
+    for name in ("prepared_input.json", "provenance.json"):
+        assert (cfg.corpus / "P" / name).read_bytes() == (tmp_path / "batched" / "P" / name).read_bytes()
+    assert not (cfg.corpus / "Q").exists()  # one partition, one personality
+    assert list(table["file"]) == [f"P_{name}" for name, _r in FORMATS.values()]
+    assert table["written"].all() and table["kept"].all() and list(table["pairs"]) == \
+        [len(c.pairs) for c in batched.transcripts["P"]]
+    assert (cfg.corpus / "categories.csv").read_text().splitlines()[1:] == \
+        [line for line in (tmp_path / "batched" / "categories.csv").read_text().splitlines() if line.startswith("P,")]
+    _step(cfg, "Q", runner)  # the next personality's row joins categories.csv, P's stays
+    assert [line.split(",")[0] for line in (cfg.corpus / "categories.csv").read_text().splitlines()] == \
+        ["personality_id", "P", "Q"]
+
+
+def test_a_refused_personality_is_a_table_with_its_problems_and_no_document(tmp_path, runner) -> None:
+    _d, _m, cfg = _fixture(tmp_path)
+    table, rounds = _step(cfg, "R", runner)
+    assert rounds == 0 and not (cfg.corpus / "R").exists()
+    (row,) = table.to_dict("records")
+    assert not row["written"] and "empty-file" in row["refused"] and "empty.txt" in row["problems"]
+    assert "bad-date" not in row["problems"]  # another personality's row
+    table, rounds = _step(cfg, "S", runner)  # its only row is refused by the manifest: still a partition with why
+    (row,) = table.to_dict("records")
+    assert rounds == 0 and not row["written"] and row["file"] == "" and "bad-date" in row["problems"]
+    assert not (cfg.corpus / "S").exists()
+
+
+def test_the_data_version_changes_with_the_personality_s_own_inputs_only(tmp_path) -> None:
+    d, _m, cfg = _fixture(tmp_path)
+    before = transcripts_versions(cfg.transcripts, cfg.manifest, cfg.corpus)
+    assert set(before) == {"P", "Q", "R", "S"}
+    (d / "P_dialogue.srt").write_text(FORMATS["srt"][1]().replace("garden", "yard"), encoding="utf-8")
+    after = transcripts_versions(cfg.transcripts, cfg.manifest, cfg.corpus)
+    assert after["P"] != before["P"] and after["Q"] == before["Q"] and after["R"] == before["R"]
+    (cfg.corpus).mkdir()
+    (cfg.corpus / "review.csv").write_text("file,decision,reason\nQ_dialogue.txt,reject,a panel\n", encoding="utf-8")
+    reviewed = transcripts_versions(cfg.transcripts, cfg.manifest, cfg.corpus)
+    assert reviewed["Q"] != after["Q"] and reviewed["P"] == after["P"]  # a reviewer's decision re-curates its own
