@@ -11,9 +11,12 @@ kept pairs cannot be split chronologically and is reported, not written.
 from __future__ import annotations
 
 import csv
+import fcntl
 import hashlib
 import io
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,7 @@ MIN_INTERVIEWS = 2
 PROVENANCE_NAME = "provenance.json"
 CATEGORIES_NAME = "categories.csv"
 REPORT_NAME = "curation_report.json"
+LOCK_NAME = ".curation.lock"
 
 
 def sha256_of(path: Path) -> str:
@@ -91,9 +95,23 @@ def write_categories(out: Path, categories: dict[str, str]) -> Path:
     return atomic_write(out / CATEGORIES_NAME, lambda fh: fh.write(data))
 
 
+@contextmanager
+def corpus_lock(out: Path) -> Iterator[None]:
+    """Held while a partition of the graph's curation rewrites the corpus-wide files (``categories.csv``,
+    ``curation_report.json``): two personalities curated at once by separate runs would otherwise each
+    read the old file and the later write would drop the other's rows."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / LOCK_NAME, "a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
 def update_categories(out: Path, categories: dict[str, str], personalities: set[str]) -> Path:
     """``categories.csv`` with the rows of ``personalities`` replaced by ``categories`` (the graph curates one
-    personality per partition; the other personalities' rows stay)."""
+    personality per partition; the other personalities' rows stay). Call under ``corpus_lock``."""
     path = out / CATEGORIES_NAME
     kept: dict[str, str] = {}
     if path.is_file():
@@ -101,6 +119,33 @@ def update_categories(out: Path, categories: dict[str, str], personalities: set[
             if row.get("personality_id") and row["personality_id"] not in personalities:
                 kept[row["personality_id"]] = row.get("category") or ""
     return write_categories(out, {**kept, **categories})
+
+
+def update_report(out: Path, report: dict[str, Any], personalities: set[str], files: set[str]) -> Path:
+    """``curation_report.json`` with what concerns ``personalities`` replaced by ``report``'s (the graph's
+    curation step curates a partition at a time, and the explorer's review pages read this file whichever
+    way the corpus was curated). ``files``: the transcripts of those personalities, whose earlier problems and
+    warnings are dropped (a fixed file no longer shows its old problem). ``model_calls`` is left out: it
+    counts one command's calls, which a merged report no longer is. Call under ``corpus_lock``."""
+    path = out / REPORT_NAME
+    old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+    def others(key: str) -> dict[str, Any]:
+        return {p: v for p, v in (old.get(key) or {}).items() if p not in personalities}
+
+    def unrelated(text: str) -> bool:
+        return not any(name in text for name in personalities | files)
+
+    merged = {
+        "written": dict(sorted({**others("written"), **report["written"]}.items())),
+        "refused": dict(sorted({**others("refused"), **report["refused"]}.items())),
+        "problems": [p for p in old.get("problems") or [] if unrelated(p)] + report["problems"],
+        "warnings": [w for w in old.get("warnings") or [] if unrelated(w)] + report["warnings"],
+        "categories": dict(sorted({**others("categories"), **report["categories"]}.items())),
+        "transcripts": sorted([r for r in old.get("transcripts") or [] if r.get("personality_id") not in personalities]
+                              + report["transcripts"], key=lambda r: r["personality_id"]),
+    }
+    return write_report(out, merged)
 
 
 def write_report(out: Path, report: dict[str, Any]) -> Path:

@@ -118,8 +118,8 @@ def curate_with(folder: Path | str, manifest: Path | str, ask: Ask, model: Model
     """The curation, each round of model calls answered by ``ask``.
 
     ``personalities``: curate only these (the graph's curation step curates one partition); the
-    corpus-wide ``curation_report.json`` is then not written (the step's Parquet table is its report)
-    and ``categories.csv`` keeps the other personalities' rows. ``out`` is also where reviewers'
+    corpus-wide ``curation_report.json`` and ``categories.csv`` then keep the other personalities' entries
+    (updated under ``corpus.corpus_lock``, so the explorer's review pages read either way of curating). ``out`` is also where reviewers'
     decisions are read from; ``write=False`` reads them but writes nothing (the step's planning rounds).
     """
     folder = Path(folder)
@@ -218,7 +218,10 @@ def curate_with(folder: Path | str, manifest: Path | str, ask: Ask, model: Model
             corpus.write_categories(Path(out), categories)
             corpus.write_report(Path(out), report_of(outcome))
         else:
-            corpus.update_categories(Path(out), categories, wanted)
+            with corpus.corpus_lock(Path(out)):
+                corpus.update_categories(Path(out), categories, wanted)
+                corpus.update_report(Path(out), report_of(outcome), wanted,
+                                     {c.row.file for items in by_pid.values() for c in items})
     return outcome
 
 

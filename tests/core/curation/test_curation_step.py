@@ -3,6 +3,8 @@ corpus the batched ``interviewsim curate`` gives; a refused personality is a tab
 
 from __future__ import annotations
 
+import json
+
 from interviewsim_core.curation.run import curate
 from interviewsim_core.curation.step import curate_personality, curation_personalities, next_calls, \
     transcripts_versions
@@ -84,3 +86,20 @@ def test_the_data_version_changes_with_the_personality_s_own_inputs_only(tmp_pat
     (cfg.corpus / "review.csv").write_text("file,decision,reason\nQ_dialogue.txt,reject,a panel\n", encoding="utf-8")
     reviewed = transcripts_versions(cfg.transcripts, cfg.manifest, cfg.corpus)
     assert reviewed["Q"] != after["Q"] and reviewed["P"] == after["P"]  # a reviewer's decision re-curates its own
+
+
+def test_partition_by_partition_the_report_the_review_pages_read_matches_the_batched_one(tmp_path, runner) -> None:
+    """The explorer's review pages read ``curation_report.json`` whichever way the corpus was curated: the graph's
+    partitions each replace their own personality's entries, and a re-curated one does not repeat its rows."""
+    from interviewsim_core.curation.review import load_review
+
+    d, manifest, cfg = _fixture(tmp_path)
+    curate(d, manifest, runner, cfg.resolve(cfg.builder), out=tmp_path / "batched")
+    for pid in ("Q", "P", "R", "S", "P"):  # P twice: a re-curation replaces its entries
+        _step(cfg, pid, runner)
+    graph, batched = load_review(cfg.corpus), load_review(tmp_path / "batched")
+    assert [r.model_dump() for r in graph.rows] == [r.model_dump() for r in batched.rows]
+    assert graph.refused == batched.refused
+    report = json.loads((cfg.corpus / "curation_report.json").read_text())
+    assert sorted(report["written"]) == ["P", "Q"] and "model_calls" not in report
+    assert sum("empty.txt" in p for p in report["problems"]) == 1
