@@ -67,8 +67,9 @@ def test_dagster_demo_curates_raw_transcripts_and_fills_the_breakdowns(tmp_path,
     assert (data / "report" / "report.html").is_file()
     # The raw transcripts, in the four formats, and the corpus curated from them, under the data root.
     raw, corpus = data / "demo_input" / "transcripts", data / "demo_input" / "corpus"
-    assert Counter(p.suffix for p in raw.glob("*/*.*") if "profile" not in p.name) == \
-        {".txt": 15, ".vtt": 15, ".srt": 15, ".json": 15}
+    rows = json.loads((raw / "manifest.json").read_text(encoding="utf-8"))
+    assert all((raw / r["file"]).is_file() for r in rows)
+    assert Counter(Path(r["file"]).suffix for r in rows) == {".txt": 15, ".vtt": 15, ".srt": 15, ".json": 15}
     assert validate_paths([corpus]) == []
     curated = {d.personality_id: d for d in load_corpus(corpus)}
     assert set(curated) == {d.personality_id for d in load_corpus(SAMPLE_CORPUS_DIR)}
