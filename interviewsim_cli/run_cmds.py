@@ -426,15 +426,21 @@ def run(
     places = {"LLM cache": Path(cfg.effective_cache_path), "data root": Path(cfg.data_root),
               "DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")}
     with outcome.exit_on_environment_error(places, lambda line: typer.echo(line, err=True)):
-        if cfg.transcripts is not None:  # the graph's curation first, into cfg.corpus (curate_stage.py)
-            from .curate_stage import curate_before_run
-
-            ensure_dagster_home()
-            curate_before_run(cfg, selection.personalities, yes, _is_tty, force=force, verbose=verbose)
-        code = _materialise(cfg, selection.personalities, selection.methods, assets, verbose,
-                            force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config,
-                            in_process=in_process)
+        code = _curate_then_materialise(cfg, yes, selection.personalities, selection.methods, assets, verbose,
+                                        force=force, budget=Budget(yes=yes), save_ui_config=save_ui_config,
+                                        in_process=in_process)
     raise typer.Exit(code)
+
+
+def _curate_then_materialise(cfg, yes: bool, personalities, methods, assets, verbose: bool, **materialise) -> int:
+    """What ``run`` does with a config, for ``run`` and ``demo`` alike: the curation first when the config names
+    transcripts (into ``cfg.corpus``, curate_stage.py), then the evaluation graph."""
+    if cfg.transcripts is not None:
+        from .curate_stage import curate_before_run
+
+        ensure_dagster_home()
+        curate_before_run(cfg, personalities, yes, _is_tty, force=materialise.get("force", False), verbose=verbose)
+    return _materialise(cfg, personalities, methods, assets, verbose, **materialise)
 
 
 @with_run_options
@@ -476,16 +482,36 @@ def plan(
     else:
         typer.echo(result.table())
 
+DEMO_INPUT = "demo_input"
+"""The demo's inputs, under its data root: the sample's raw transcripts (``transcripts/``) and their curation (``corpus/``)."""
+
+
 def demo(
     data_root: Path = typer.Option(Path("data_out"), "--data-root", help="Where the Parquet tables go."),
     verbose: bool = typer.Option(False, "--verbose", help="Also print Dagster's own step log."),
 ) -> None:
-    """Evaluate the shipped synthetic sample with the offline model (no keys, no network)."""
+    """Curate the shipped synthetic sample from raw transcripts, then evaluate it, with the offline model (no keys,
+    no network).
+
+    The sample's 60 interviews are written as raw transcripts (plain text, WebVTT, SRT, diarised JSON) and a
+    manifest under ``<data root>/demo_input/transcripts/``; ``run``'s curation stage curates them into
+    ``<data root>/demo_input/corpus/`` (its ``categories.csv`` fills the report's breakdown by personality
+    category, its tags the breakdown by question tag), and the evaluation reads that corpus.
+    """
+    from interviewsim_core.curation.corpus import CATEGORIES_NAME
+    from interviewsim_core.curation.sample_transcripts import write_sample_transcripts
     from interviewsim_core.pipeline.config import OFFLINE_MODEL, EvalConfig
     from interviewsim_core.strategies import DEFAULT_METHODS
     from interviewsim_core.strategies.calibration import CALIBRATION_METHODS
 
-    overrides = {"data_root": data_root, "generator": OFFLINE_MODEL, "judges": OFFLINE_MODEL,
+    inputs = data_root.expanduser().resolve() / DEMO_INPUT
+    corpus = inputs / "corpus"
+    places = {"data root": data_root, "DAGSTER_HOME": Path(os.environ.get("DAGSTER_HOME") or REPO_ROOT / ".dagster_home")}
+    with outcome.exit_on_environment_error(places, lambda line: typer.echo(line, err=True)):
+        manifest = write_sample_transcripts(inputs / "transcripts")
+    overrides = {"data_root": data_root, "transcripts": inputs / "transcripts", "manifest": manifest, "corpus": corpus,
+                 "categories_csv": corpus / CATEGORIES_NAME,
+                 "generator": OFFLINE_MODEL, "judges": OFFLINE_MODEL,
                  "builder": OFFLINE_MODEL, "premise_judge": OFFLINE_MODEL,
                  # The paper's PS judge stability check costs nothing offline, so the demo's report shows it.
                  "ps_stability": True,
@@ -494,15 +520,18 @@ def demo(
                  "methods": (*DEFAULT_METHODS, *CALIBRATION_METHODS)}
     env = {k: v for k, v in os.environ.items() if not k.startswith("INTERVIEWSIM_")}
     cfg = EvalConfig.load_resolved(env=env, overrides=overrides)
-    typer.echo("InterviewSim demo: the shipped synthetic sample, offline model (a smoke-test baseline, "
-               "not a judge of quality)")
-    code = _materialise(cfg, None, None, None, verbose)
+    typer.echo("InterviewSim demo: the shipped synthetic sample, from raw transcripts (text, WebVTT, SRT, diarised "
+               "JSON) through the curation to the report, offline model (a smoke-test baseline, not a judge of quality)")
+    with outcome.exit_on_environment_error(places, lambda line: typer.echo(line, err=True)):
+        code = _curate_then_materialise(cfg, True, None, None, None, verbose)
     root = Path(cfg.data_root)
     if code == 0:
         from interviewsim_core.pipeline.steps import report_paths
 
         report = report_paths(root)
         typer.echo("")
+        typer.echo(f"Transcripts:   {cfg.transcripts}  (manifest: {cfg.manifest})")
+        typer.echo(f"Curated:       {cfg.corpus}  (categories: {cfg.categories_csv})")
         typer.echo(f"Parquet files: {root}/<asset>/<personality_id>[/<method>].parquet "
                    f"({sum(1 for _ in root.rglob('*.parquet'))} files)")
         typer.echo(f"Leaderboard:   {root / 'leaderboard.parquet'}")

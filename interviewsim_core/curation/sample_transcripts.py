@@ -20,7 +20,7 @@ from ..sample_corpus import SAMPLE_CORPUS_DIR
 from ..schema import PreparedInput
 
 FORMATS = ("text", "vtt", "srt", "diarised_json")
-_EXT = {"text": "txt", "vtt": "vtt", "srt": "srt", "diarised_json": "json"}
+EXTENSIONS = {"text": "txt", "vtt": "vtt", "srt": "srt", "diarised_json": "json"}
 INTERVIEWER = "Interviewer"
 
 
@@ -71,7 +71,7 @@ def write_sample_transcripts(out: Path | str) -> Path:
             fmt = FORMATS[k % len(FORMATS)]
             k += 1
             turns = [t for p in iv.qa_pairs for t in ((INTERVIEWER, p.question), (person, p.response))]
-            rel = f"{pid}/{iv.interview_id}.{_EXT[fmt]}"
+            rel = f"{pid}/{iv.interview_id}.{EXTENSIONS[fmt]}"
             data = render(fmt, person, turns, iv.interview_id.replace("-", " ")).encode("utf-8")
             atomic_write(out / rel, lambda fh, data=data: fh.write(data))
             date = (dt.date(2000, 1, 1) + dt.timedelta(days=30 * iv.sequence)).isoformat()

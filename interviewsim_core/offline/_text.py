@@ -6,6 +6,7 @@ baseline that must be deterministic and dependency-free, not a language model.
 
 from __future__ import annotations
 
+import functools
 import re
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -34,11 +35,13 @@ def content_tokens(text: str) -> set[str]:
 _SUFFIXES = ("ingly", "edly", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(token: str) -> str:
     """A crude suffix strip so ``farms``/``farming``/``farm`` meet; keeps at least three letters.
 
     Without it, two texts about the same thing in different inflections share nothing, and
-    every lexical score collapses toward its floor on real answers.
+    every lexical score collapses toward its floor on real answers. Cached: a vocabulary is small
+    beside the tokens an offline run stems (the curation's plan stems every word of every pair).
     """
     for suffix in _SUFFIXES:
         if token.endswith(suffix) and len(token) - len(suffix) >= 3:

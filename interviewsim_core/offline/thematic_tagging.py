@@ -27,6 +27,8 @@ LEXICON = {
                             "happy humor nervous mood style enjoy tired pressure emotion disappointed surprised",
 }
 _STEMS = {cat: {stem(w) for w in words.split()} for cat, words in LEXICON.items()}
+_CATEGORIES_OF = {s: tuple(c for c in THEMATIC_CATEGORIES if s in _STEMS[c]) for stems in _STEMS.values() for s in stems}
+"""stem -> the categories whose lexicon holds it: one lookup per token (the plan of a large curation tags every pair)."""
 DEFAULT = "Motivations and Values"
 _PAIR = re.compile(r"^\[\d+\] Q: (?P<q>.*)\n    A: (?P<a>.*)$", re.MULTILINE)
 
@@ -35,9 +37,8 @@ def category(question: str, response: str) -> str:
     counts = {c: 0 for c in THEMATIC_CATEGORIES}
     for weight, text in ((2, question), (1, response)):
         for tok in tokens(text):
-            s = stem(tok)
-            for c in THEMATIC_CATEGORIES:
-                counts[c] += weight * (s in _STEMS[c])
+            for c in _CATEGORIES_OF.get(stem(tok), ()):
+                counts[c] += weight
     best = max(counts.values())
     return DEFAULT if best == 0 else next(c for c in THEMATIC_CATEGORIES if counts[c] == best)
 

@@ -2,8 +2,11 @@
 
 ``golden_sample.json`` is the fingerprint (``golden.py``) of ``interviewsim demo``'s Parquet tables taken
 from the code before the evaluation graph became one step table: every table, row for row, except
-the ``*cache_hit`` columns. Both ways of running the graph must reproduce it: the direct runner (fast,
-in process) and the Dagster launch path that ``interviewsim demo`` takes (``slow``).
+the ``*cache_hit`` columns. The direct runner (fast, in process) must reproduce it on the shipped sample.
+``interviewsim demo`` (``slow``) now starts from the sample's raw transcripts and evaluates the corpus
+it curates from them (other interview ids, the curation's tags and categories, pairs the QA rule keeps),
+so its run is checked for what that adds: the same tables, the calibration rows, and the report's
+breakdowns by question tag and by personality category filled from the curation.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import os
 from pathlib import Path
 
 import pytest
-from golden import differences, fingerprint, fingerprint_table, read_tables
+from golden import differences, fingerprint, read_tables
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -45,34 +48,47 @@ def test_direct_runner_reproduces_the_golden_sample(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # the whole demo (14 methods) in process: ~5 min quiet, 11 min seen on a loaded machine
-def test_dagster_demo_reproduces_the_golden_sample(tmp_path, monkeypatch):
+def test_dagster_demo_curates_raw_transcripts_and_fills_the_breakdowns(tmp_path, monkeypatch):
+    import csv
+    from collections import Counter
+
     from typer.testing import CliRunner
 
     from interviewsim_cli import app
+    from interviewsim_core.loader import load_corpus, validate_paths
+    from interviewsim_core.sample_corpus import SAMPLE_CORPUS_DIR
+    from interviewsim_core.schema import THEMATIC_CATEGORIES
+    from interviewsim_core.strategies.calibration import CALIBRATION_METHODS
 
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
     data = tmp_path / "data"
     result = CliRunner().invoke(app, ["demo", "--data-root", str(data)])
     assert result.exit_code == 0, result.output
     assert (data / "report" / "report.html").is_file()
-    # The demo also runs the PS judge stability check (opt-in elsewhere): its two tables are additions.
-    # And the calibration methods (docs/CALIBRATION.md): their rows are additions, and the other methods'
-    # leaderboard rows gain normalised values; every other row of the golden sample is reproduced exactly.
-    assert set(fingerprint(data)) - set(_expected()) == {"training_personality", "ps_stability"}
-    from interviewsim_core.metrics.normalised import NORMALISED_FIELDS
-    from interviewsim_core.strategies.calibration import CALIBRATION_METHODS
-
+    # The raw transcripts, in the four formats, and the corpus curated from them, under the data root.
+    raw, corpus = data / "demo_input" / "transcripts", data / "demo_input" / "corpus"
+    rows = json.loads((raw / "manifest.json").read_text(encoding="utf-8"))
+    assert all((raw / r["file"]).is_file() for r in rows)
+    assert Counter(Path(r["file"]).suffix for r in rows) == {".txt": 15, ".vtt": 15, ".srt": 15, ".json": 15}
+    assert validate_paths([corpus]) == []
+    curated = {d.personality_id: d for d in load_corpus(corpus)}
+    assert set(curated) == {d.personality_id for d in load_corpus(SAMPLE_CORPUS_DIR)}
+    # The evaluation read the curated corpus: its held-out questions are the curated ones.
     tables = read_tables(data)
-    kept = {n: (df[~df["method"].isin(CALIBRATION_METHODS)].reset_index(drop=True) if "method" in df else df)
-            for n, df in tables.items() if n in _expected()}
-    assert all(len(kept[n]) < len(tables[n]) for n in ("generations", "content_similarity", "leaderboard"))
-    board = kept.pop("leaderboard")
-    cs = board[(board["metric"] == "cs_mean") & (board["view"] == "all_valid")]
+    curated_ids = {p.qa_id for d in curated.values() for i in d.interviews for p in i.qa_pairs}
+    assert set(tables["heldout_split"]["qa_id"]) <= curated_ids
+    # Same tables as the sample's run (plus the PS stability check's two), the calibration rows still there.
+    assert set(fingerprint(data)) - set(_expected()) == {"training_personality", "ps_stability"}
+    board = tables["leaderboard"]
+    assert set(CALIBRATION_METHODS) <= set(board["method"])
+    cs = board[(board["metric"] == "cs_mean") & (board["view"] == "all_valid") & ~board["method"].isin(CALIBRATION_METHODS)]
     assert cs["normalised"].notna().all() and set(cs["norm_floor"]) == {"copy-nearest"}
-    got = {n: fingerprint_table(n, df) for n, df in kept.items()}
-    expected = {n: v for n, v in _expected().items() if n in got}
-    assert not differences(expected, got, kept)
-    normalised = {n for n, _ in NORMALISED_FIELDS}
-    plain = fingerprint_table("leaderboard", board.drop(columns=sorted(normalised)))
-    assert plain["rows"] == _expected()["leaderboard"]["rows"]
-    assert plain["columns"] == {c: h for c, h in _expected()["leaderboard"]["columns"].items() if c not in normalised}
+    # The report's two breakdowns, "not run" on the prepared sample, are filled from the curation.
+    sections = json.loads((data / "report" / "report.json").read_text(encoding="utf-8"))["sections"]
+    tags, cats = sections["tag_breakdown"], sections["category_breakdown"]
+    assert tags["status"] == "ok" and cats["status"] == "ok", (tags["note"], cats["note"])
+    assert {r["group"] for r in tags["tables"]["by_tag"]} <= set(THEMATIC_CATEGORIES)
+    with (corpus / "categories.csv").open(encoding="utf-8") as fh:
+        categories = {r["personality_id"]: r["category"] for r in csv.DictReader(fh)}
+    assert set(categories) == set(curated)
+    assert {r["group"] for r in cats["tables"]["by_category"]} == set(categories.values())
