@@ -88,6 +88,7 @@ def _path_row(st: dict[str, Any], before: dict[str, Any], t0: float, t1: float) 
     idle, gaps = idle_seconds(st, t0, t1)
     return {"calls": st["chat"], "wall": t1 - t0, "rate": st["chat"] / (t1 - t0), "idle": idle, "gaps": gaps,
             "first": (st["first_at"] - t0) if st["first_at"] else float("nan"),
+            "tail": (t1 - st["zero_since"]) if st["zero_since"] is not None else float("nan"),
             "server_cpu": st["cpu"] - before["cpu"], "memo_hits": st["memo_hits"] - before["memo_hits"]}
 
 
@@ -181,11 +182,11 @@ def _secs(x: float) -> str:
     return "n/a" if x != x else f"{x:.1f} s"  # NaN: not measured (the UI's processes)
 
 
-def report(out: dict[str, Any], n_people: int) -> None:
+def report(out: dict[str, Any], n_people: int, corpus: str = "paper-shaped corpus") -> None:
     d, p = out["direct"], out["product"]
     nan = float("nan")  # --no-raw: no raw httpx figure
     r = out.get("raw") or {"calls": 0, "wall": nan, "rate": nan, "cpu": nan, "server_cpu": nan, "memo_hits": 0}
-    print(f"{n_people} personalities, methods {METHODS}, 1 judge; each path timed as a whole command:")
+    print(f"{n_people} personalities ({corpus}), methods {METHODS}, 1 judge; each path timed as a whole command:")
     print("| path | calls | wall | calls/s | of raw httpx | no call in flight | first call after | CPU | server CPU |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     rows = [("`interviewsim run` (Dagster)", p), ("direct runner (`run_evaluation`)", d)]
@@ -206,8 +207,10 @@ def report(out: dict[str, Any], n_people: int) -> None:
         print(f"  {name}: {row['memo_hits']:,} of {row['calls']:,} replies from the server's memory; "
               f"gaps of >= 1 s with no call in flight (start s + seconds): {gaps}")
     vs_direct, vs_raw = p["rate"] / d["rate"], p["rate"] / r["rate"]
-    print(f"  interviewsim run / direct runner = {vs_direct:.2f}   target >= {TARGETS['vs_direct']}   "
-          f"{verdict(vs_direct >= TARGETS['vs_direct'])}")
+    print(f"  [{corpus}, {n_people} personalities] interviewsim run {p['rate']:.1f} calls/s, direct runner "
+          f"{d['rate']:.1f} calls/s: interviewsim run / direct runner = {vs_direct:.2f}   target >= "
+          f"{TARGETS['vs_direct']}   {verdict(vs_direct >= TARGETS['vs_direct'])}   last call to exit: interviewsim run "
+          f"{p['tail']:.1f} s, direct runner {d['tail']:.1f} s")
     print(f"  interviewsim run / raw httpx     = {vs_raw:.2f}   target >= {TARGETS['vs_raw']}   "
           f"{verdict(vs_raw >= TARGETS['vs_raw']) if vs_raw == vs_raw else 'not measured (--no-raw)'}")
     # Both paths are bound by one core of Python on the client here (CPU close to wall): a call's CPU
@@ -235,6 +238,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="also time `interviewsim run --in-process` (no worker process: each stage run makes its calls)")
     ap.add_argument("--no-ui", dest="ui", action="store_false", help="skip the UI backfill")
     ap.add_argument("--no-raw", dest="raw", action="store_false", help="skip raw httpx (its ratio prints nan)")
+    ap.add_argument("--mcq-invalid", action="store_true",
+                    help="the cheap-partition corpus: every MCQ item invalid (scale_corpus.py), about 40%% of the calls")
     ap.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
     a = ap.parse_args(argv if argv is not None else [])
     from benchmarks.scale_corpus import generate_corpus
@@ -243,10 +248,12 @@ def main(argv: list[str] | None = None) -> None:
     work = a.keep or Path(tempfile.mkdtemp(prefix="bench_product_"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        corpus = work / f"corpus_{n_people}"
-        st = generate_corpus(corpus, n_people, a.seed)
-        print(f"scale corpus: {st.personalities} personalities, {st.pairs} QA pairs, seed {a.seed}", flush=True)
-        report(measure(corpus, work, a.c, a.latency, a.sequential, a.ui, a.raw), n_people)
+        corpus = work / f"corpus_{n_people}{'_mcq_invalid' if a.mcq_invalid else ''}"
+        st = generate_corpus(corpus, n_people, a.seed, a.mcq_invalid)
+        print(f"scale corpus: {st.personalities} personalities, {st.pairs} QA pairs, seed {a.seed}"
+              + (", every MCQ item invalid (cheap partitions)" if a.mcq_invalid else ""), flush=True)
+        report(measure(corpus, work, a.c, a.latency, a.sequential, a.ui, a.raw), n_people,
+               "cheap partitions, every MCQ item invalid" if a.mcq_invalid else "paper-shaped corpus")
     finally:
         if a.keep is None:
             shutil.rmtree(work, ignore_errors=True)
