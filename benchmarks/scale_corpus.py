@@ -25,8 +25,9 @@ Cheap partitions (``mcq_invalid``, issue 30): every response opens with the MCQ 
 placeholder for the correct option (``<correct option>``). The atomic items stay valid (the answer
 is the response's first sentence, which carries the placeholder), but every generated MCQ item
 repeats it as its first option and the contract refuses it: no valid MCQ item, so no MCQ answering
-call. That is a corpus whose partitions cost about 40% of the paper-shaped one's calls, where
-Dagster's fixed cost per partition weighs most (researchers re-scoring with a new judge live there).
+call (``bench_product --mcq-invalid`` also gives the builder no re-ask, so an item costs one call).
+A corpus of cheaper partitions, where Dagster's fixed cost per partition weighs most (researchers
+re-scoring with a new judge live there).
 
 Usage: ``python -m benchmarks.scale_corpus OUT_DIR [--personalities 20] [--seed 0] [--mcq-invalid]``.
 """

@@ -164,6 +164,7 @@ def execute(
     tags: dict[str, str] | None = None,
     split_versions: dict[str, str] | None = None,
     worker_config: Any = None,
+    recording_defs: dg.Definitions | None = None,
 ) -> list[RunOutcome]:
     """Run each spec in process on ``instance`` (so the runs are in its history); stop at the first failure.
 
@@ -172,7 +173,9 @@ def execute(
     - ``worker_config`` (the ``EvalConfig`` the definitions were built from; ``interviewsim run``):
       every call of the action is made in one worker process (``action_worker``) while the runs, side
       by side in this process, record each partition as the worker reports it (``_execute_with_worker``).
-      Only when nothing stands in its way (``worker_blocked``);
+      Only when nothing stands in its way (``worker_blocked``). Those runs execute ``recording_defs``'
+      jobs when given: the same definitions without pools (``build_definitions(pools=False)``), since
+      they make no call and a slot would only make them wait (issue 30);
     - else stage after stage, each run making its own calls with core's scheduler, as a UI launch does.
 
     ``skip_up_to_date``: leave out asset partitions materialised with the current code on unchanged
@@ -189,8 +192,8 @@ def execute(
     if worker_config is not None:
         busy = worker_blocked(instance)
         if busy is None:
-            return _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to_date, tags or {},
-                                        split_versions, graph, methods, worker_config)
+            return _execute_with_worker(recording_defs or defs, instance, specs, progress, run_config,
+                                        skip_up_to_date, tags or {}, split_versions, graph, methods, worker_config)
         progress(f"{busy}: so this action's runs go stage after stage in this process, each making its calls")
     for i, planned in enumerate(specs, start=1):
         runs = [planned]
