@@ -43,13 +43,14 @@ TARGETS = {"vs_direct": 0.9, "vs_raw": 0.8, "first_call_s": 10.0, "ui_vs_run": 1
 BIN = Path(sys.executable).parent
 
 
-def _config_file(path: Path, corpus: Path, data_root: Path, base: str, c: int) -> Path:
+def _config_file(path: Path, corpus: Path, data_root: Path, base: str, c: int, builder_reasks: int | None = None) -> Path:
     import yaml
 
     model = {"model": "openai/fake-model", "api_base": base, "api_key_env": KEY_ENV, "max_concurrency": c}
+    builder = model if builder_reasks is None else {**model, "max_reasks": builder_reasks}
     path.write_text(yaml.safe_dump({
         "corpus": str(corpus), "data_root": str(data_root), "methods": METHODS.split(","),
-        "generator": model, "builder": model, "premise_judge": model, "judges": [{**model, "label": "judge"}],
+        "generator": model, "builder": builder, "premise_judge": model, "judges": [{**model, "label": "judge"}],
         "embedding_model": "offline/hashing",
     }), encoding="utf-8")
     return path
@@ -88,10 +89,12 @@ def _path_row(st: dict[str, Any], before: dict[str, Any], t0: float, t1: float) 
     idle, gaps = idle_seconds(st, t0, t1)
     return {"calls": st["chat"], "wall": t1 - t0, "rate": st["chat"] / (t1 - t0), "idle": idle, "gaps": gaps,
             "first": (st["first_at"] - t0) if st["first_at"] else float("nan"),
+            "tail": (t1 - st["zero_since"]) if st["zero_since"] is not None else float("nan"),
             "server_cpu": st["cpu"] - before["cpu"], "memo_hits": st["memo_hits"] - before["memo_hits"]}
 
 
-def _ui_backfill(corpus: Path, work: Path, srv: Server, c: int, env: dict[str, str]) -> dict[str, Any]:
+def _ui_backfill(corpus: Path, work: Path, srv: Server, c: int, env: dict[str, str],
+                 builder_reasks: int | None = None) -> dict[str, Any]:
     """The asset graph's "Materialize all" as a researcher clicks it: ``launchPartitionBackfill`` with every
     asset and every partition, through GraphQL on a real ``interviewsim ui`` (webserver and daemon, the
     automation sensor as shipped), timed from the mutation until the backfill and every run it (or
@@ -99,7 +102,7 @@ def _ui_backfill(corpus: Path, work: Path, srv: Server, c: int, env: dict[str, s
     then used for many launches. The UI's CPU is spread over its processes and not measured."""
     from tests.dagster.ui_harness import DagsterUI
 
-    cfg = _config_file(work / "interviewsim_ui.yaml", corpus, work / "product_ui", srv.base, c)
+    cfg = _config_file(work / "interviewsim_ui.yaml", corpus, work / "product_ui", srv.base, c, builder_reasks)
     home = work / "dagster_home_ui"
     home.mkdir(parents=True, exist_ok=True)
     uenv = {k: v for k, v in env.items() if not k.startswith(("INTERVIEWSIM_", "DAGSTER_"))}
@@ -123,7 +126,9 @@ def _ui_backfill(corpus: Path, work: Path, srv: Server, c: int, env: dict[str, s
 
 
 def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool = False,
-            ui: bool = True, raw_httpx: bool = True) -> dict[str, Any]:
+            ui: bool = True, raw_httpx: bool = True, builder_reasks: int | None = None) -> dict[str, Any]:
+    """Every path on ``corpus`` against one server; ``builder_reasks``: the builder's re-asks (0 for the
+    cheap-partition corpus: an invalid MCQ item then costs one call, not three)."""
     env = {**os.environ, "PYTHONWARNINGS": "ignore", KEY_ENV: "bench", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     srv = Server(latency)
     bodies = work / "bodies.bin"
@@ -132,7 +137,8 @@ def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool =
         print(f"server {srv.base}, L={latency * 1000:.0f} ms, C={c}, ideal C/L = {c / latency:.0f} calls/s", flush=True)
         srv.cmd("latency 0")
         t = time.perf_counter()
-        _spawn("run", corpus=corpus, data_root=work / "warm", base=srv.base, c=c, methods=METHODS)
+        _spawn("run", corpus=corpus, data_root=work / "warm", base=srv.base, c=c, methods=METHODS,
+               builder_reasks=builder_reasks)
         shutil.rmtree(work / "warm", ignore_errors=True)
         print(f"  (untimed pass filling the server's reply memory: {time.perf_counter() - t:.0f} s)", flush=True)
         srv.cmd(f"latency {latency}")
@@ -152,17 +158,19 @@ def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool =
                     "dagster_home_ui"):
             shutil.rmtree(work / old, ignore_errors=True)  # a kept folder's earlier results would be cache hits
         one("direct", [sys.executable, "-m", "benchmarks.bench_scale", "--child", "run", "--corpus", str(corpus),
-                       "--data-root", str(work / "direct"), "--base", srv.base, "--c", str(c), "--methods", METHODS])
-        cfg = _config_file(work / "interviewsim.yaml", corpus, work / "product", srv.base, c)
+                       "--data-root", str(work / "direct"), "--base", srv.base, "--c", str(c), "--methods", METHODS]
+            + ([] if builder_reasks is None else ["--builder-reasks", str(builder_reasks)]))
+        cfg = _config_file(work / "interviewsim.yaml", corpus, work / "product", srv.base, c, builder_reasks)
         home = work / "dagster_home"
         env["DAGSTER_HOME"] = str(home)
         one("product", [str(BIN / "interviewsim"), "run", "--config", str(cfg), "--yes"], record=True)
         if sequential:  # the stage runs making their own calls, stage after stage (before the worker), the same way
             env["DAGSTER_HOME"] = str(work / "dagster_home_seq")
-            seq_cfg = _config_file(work / "interviewsim_seq.yaml", corpus, work / "product_seq", srv.base, c)
+            seq_cfg = _config_file(work / "interviewsim_seq.yaml", corpus, work / "product_seq", srv.base, c,
+                                   builder_reasks)
             one("product_seq", [str(BIN / "interviewsim"), "run", "--config", str(seq_cfg), "--yes", "--in-process"])
         if ui:
-            out["ui"] = _ui_backfill(corpus, work, srv, c, env)
+            out["ui"] = _ui_backfill(corpus, work, srv, c, env, builder_reasks)
         if not raw_httpx:
             return out
         srv.cmd("reset")
@@ -181,11 +189,11 @@ def _secs(x: float) -> str:
     return "n/a" if x != x else f"{x:.1f} s"  # NaN: not measured (the UI's processes)
 
 
-def report(out: dict[str, Any], n_people: int) -> None:
+def report(out: dict[str, Any], n_people: int, corpus: str = "paper-shaped corpus") -> None:
     d, p = out["direct"], out["product"]
     nan = float("nan")  # --no-raw: no raw httpx figure
     r = out.get("raw") or {"calls": 0, "wall": nan, "rate": nan, "cpu": nan, "server_cpu": nan, "memo_hits": 0}
-    print(f"{n_people} personalities, methods {METHODS}, 1 judge; each path timed as a whole command:")
+    print(f"{n_people} personalities ({corpus}), methods {METHODS}, 1 judge; each path timed as a whole command:")
     print("| path | calls | wall | calls/s | of raw httpx | no call in flight | first call after | CPU | server CPU |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     rows = [("`interviewsim run` (Dagster)", p), ("direct runner (`run_evaluation`)", d)]
@@ -206,8 +214,10 @@ def report(out: dict[str, Any], n_people: int) -> None:
         print(f"  {name}: {row['memo_hits']:,} of {row['calls']:,} replies from the server's memory; "
               f"gaps of >= 1 s with no call in flight (start s + seconds): {gaps}")
     vs_direct, vs_raw = p["rate"] / d["rate"], p["rate"] / r["rate"]
-    print(f"  interviewsim run / direct runner = {vs_direct:.2f}   target >= {TARGETS['vs_direct']}   "
-          f"{verdict(vs_direct >= TARGETS['vs_direct'])}")
+    print(f"  [{corpus}, {n_people} personalities] interviewsim run {p['rate']:.1f} calls/s, direct runner "
+          f"{d['rate']:.1f} calls/s: interviewsim run / direct runner = {vs_direct:.2f}   target >= "
+          f"{TARGETS['vs_direct']}   {verdict(vs_direct >= TARGETS['vs_direct'])}   last call to exit: interviewsim run "
+          f"{p['tail']:.1f} s, direct runner {d['tail']:.1f} s")
     print(f"  interviewsim run / raw httpx     = {vs_raw:.2f}   target >= {TARGETS['vs_raw']}   "
           f"{verdict(vs_raw >= TARGETS['vs_raw']) if vs_raw == vs_raw else 'not measured (--no-raw)'}")
     # Both paths are bound by one core of Python on the client here (CPU close to wall): a call's CPU
@@ -235,6 +245,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="also time `interviewsim run --in-process` (no worker process: each stage run makes its calls)")
     ap.add_argument("--no-ui", dest="ui", action="store_false", help="skip the UI backfill")
     ap.add_argument("--no-raw", dest="raw", action="store_false", help="skip raw httpx (its ratio prints nan)")
+    ap.add_argument("--mcq-invalid", action="store_true",
+                    help="the cheap-partition corpus: every MCQ item invalid (scale_corpus.py) and the builder not "
+                         "re-asked, so no MCQ answer is asked and an item costs one call")
     ap.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
     a = ap.parse_args(argv if argv is not None else [])
     from benchmarks.scale_corpus import generate_corpus
@@ -243,10 +256,12 @@ def main(argv: list[str] | None = None) -> None:
     work = a.keep or Path(tempfile.mkdtemp(prefix="bench_product_"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        corpus = work / f"corpus_{n_people}"
-        st = generate_corpus(corpus, n_people, a.seed)
-        print(f"scale corpus: {st.personalities} personalities, {st.pairs} QA pairs, seed {a.seed}", flush=True)
-        report(measure(corpus, work, a.c, a.latency, a.sequential, a.ui, a.raw), n_people)
+        corpus = work / f"corpus_{n_people}{'_mcq_invalid' if a.mcq_invalid else ''}"
+        st = generate_corpus(corpus, n_people, a.seed, a.mcq_invalid)
+        print(f"scale corpus: {st.personalities} personalities, {st.pairs} QA pairs, seed {a.seed}"
+              + (", every MCQ item invalid (cheap partitions)" if a.mcq_invalid else ""), flush=True)
+        report(measure(corpus, work, a.c, a.latency, a.sequential, a.ui, a.raw, 0 if a.mcq_invalid else None), n_people,
+               "cheap partitions, every MCQ item invalid" if a.mcq_invalid else "paper-shaped corpus")
     finally:
         if a.keep is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -101,7 +101,7 @@ def _model(base: str | None, c: int, label: str | None = None):
     return ModelConfig(model="openai/fake-model", api_base=base, api_key_env=KEY_ENV, max_concurrency=c, label=label)
 
 
-def _config(corpus: Path, data_root: Path, base: str | None, c: int, methods: str):
+def _config(corpus: Path, data_root: Path, base: str | None, c: int, methods: str, builder_reasks: int | None = None):
     from interviewsim_core.pipeline.config import EvalConfig
 
     # Retrieval embeds offline on purpose (the same for every run of the benchmark, no embedding calls).
@@ -109,7 +109,8 @@ def _config(corpus: Path, data_root: Path, base: str | None, c: int, methods: st
                           "embedding_model": "offline/hashing"}
     if base is not None:
         m = _model(base, c)
-        kw.update(generator=m, builder=m, premise_judge=m, judges=(_model(base, c, "judge"),))
+        builder = m if builder_reasks is None else m.model_copy(update={"max_reasks": builder_reasks})
+        kw.update(generator=m, builder=builder, premise_judge=m, judges=(_model(base, c, "judge"),))
     return EvalConfig(**kw).resolved()
 
 
@@ -136,9 +137,10 @@ def _rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
-def child_run(corpus: Path, data_root: Path, base: str | None, c: int, methods: str) -> dict[str, Any]:
+def child_run(corpus: Path, data_root: Path, base: str | None, c: int, methods: str,
+              builder_reasks: int | None = None) -> dict[str, Any]:
     os.environ[KEY_ENV] = "bench"
-    cfg = _config(corpus, data_root, base, c, methods)
+    cfg = _config(corpus, data_root, base, c, methods, builder_reasks)
     timeline: list[tuple[int, float, float]] = []  # (personalities done, RSS MB, peak RSS MB so far)
 
     def progress(line: str) -> None:
@@ -418,9 +420,10 @@ def main(argv: list[str] | None = None) -> None:
     for hidden in ("corpus", "data-root", "base", "methods", "bodies", "work"):
         ap.add_argument(f"--{hidden}", help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--builder-reasks", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args(argv if argv is not None else [])
     if a.child == "run":
-        print(json.dumps(child_run(Path(a.corpus), Path(a.data_root), a.base, a.c, a.methods)))
+        print(json.dumps(child_run(Path(a.corpus), Path(a.data_root), a.base, a.c, a.methods, a.builder_reasks)))
         return
     if a.child == "httpx":
         print(json.dumps(child_httpx(Path(a.bodies), a.base, a.c)))

@@ -27,13 +27,22 @@ QUICK_ARGS: dict[str, list[str]] = {
     "bench_scale": ["--quick"],
     "bench_view": ["--quick"],
     "bench_plan": ["--quick"],
-    "bench_product": ["--quick"],
     "bench_automation": ["--quick"],
     "bench_calibration": ["--quick"],
     "bench_curation": ["--quick"],
     "bench_curation_scale": ["--quick"],
 }
 """Arguments of each benchmark under ``--quick`` (the others take none)."""
+RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
+    "bench_product": [(["--personalities", "6", "--no-ui", "--no-raw"], ["--quick"]),
+                      (["--personalities", "6", "--no-ui", "--no-raw", "--mcq-invalid"],
+                       ["--quick", "--no-ui", "--no-raw", "--mcq-invalid"])],
+}
+"""Benchmarks run more than once: (arguments, arguments under ``--quick``) of each time, instead of
+``QUICK_ARGS`` and the defaults. bench_product is issue 30's speed goal: ``interviewsim run`` beside the
+direct runner at 6 personalities on the paper-shaped corpus and on one of cheap partitions (every MCQ
+item invalid), 8-10 minutes each on the shared 2-core machine. ``python -m benchmarks.bench_product``
+alone keeps the 20-personality run with the UI backfill and raw httpx."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +56,11 @@ def main(argv: list[str] | None = None) -> int:
         saved, sys.argv = sys.argv, [name]
         try:
             fn = importlib.import_module(f"benchmarks.{name}").main
-            fn(QUICK_ARGS[name]) if quick and name in QUICK_ARGS else fn()
+            if name in RUNS:
+                for full, small in RUNS[name]:
+                    fn(small if quick else full)
+            else:
+                fn(QUICK_ARGS[name]) if quick and name in QUICK_ARGS else fn()
         finally:
             sys.argv = saved
         print(f"--- {name} finished in {time.perf_counter() - t0:.1f} s", flush=True)

@@ -21,7 +21,15 @@ Figures taken from the paper:
 - Tags: the paper's four thematic categories in its proportions (61.3 / 27.7 / 7.2 / 3.8 %).
 - Profiles: a short profile of ~250 words and a long one capped at 10,000 characters (Wiki-Long).
 
-Usage: ``python -m benchmarks.scale_corpus OUT_DIR [--personalities 20] [--seed 0]``.
+Cheap partitions (``mcq_invalid``, issue 30): every response opens with the MCQ generation contract's
+placeholder for the correct option (``<correct option>``). The atomic items stay valid (the answer
+is the response's first sentence, which carries the placeholder), but every generated MCQ item
+repeats it as its first option and the contract refuses it: no valid MCQ item, so no MCQ answering
+call (``bench_product --mcq-invalid`` also gives the builder no re-ask, so an item costs one call).
+A corpus of cheaper partitions, where Dagster's fixed cost per partition weighs most (researchers
+re-scoring with a new judge live there).
+
+Usage: ``python -m benchmarks.scale_corpus OUT_DIR [--personalities 20] [--seed 0] [--mcq-invalid]``.
 """
 
 from __future__ import annotations
@@ -43,6 +51,9 @@ RESPONSE_WORDS = 80
 LONG_PROFILE_CHARS = 10_000
 TAGS = (("Identity Narrative", 0.613), ("Motivations and Values", 0.277), ("Psychological Traits", 0.072),
         ("Social Identity", 0.038))
+
+MCQ_INVALID_LEAD = "<correct option>"
+"""What every response of a cheap-partition corpus opens with (``mcq_generation.OPTION_PLACEHOLDERS``)."""
 
 _SIGMA = math.sqrt(2 * math.log(MEAN_PAIRS / MEDIAN_PAIRS))
 _SYLLABLES = [c + v for c in "bcdfghjklmnprstvwz" for v in ("a", "e", "i", "o", "u", "ai", "ou", "ea")]
@@ -97,8 +108,8 @@ class _Writer:
         return " ".join(out)
 
 
-def personality_document(index: int, n_pairs: int, seed: int) -> dict:
-    """One ``prepared_input.json`` document with ``n_pairs`` QA pairs."""
+def personality_document(index: int, n_pairs: int, seed: int, mcq_invalid: bool = False) -> dict:
+    """One ``prepared_input.json`` document with ``n_pairs`` QA pairs (``mcq_invalid``: see the module)."""
     rng = random.Random(f"{seed}:{index}")
     w = _Writer(rng)
     n_interviews = max(2, round(n_pairs / PAIRS_PER_INTERVIEW))
@@ -110,6 +121,7 @@ def personality_document(index: int, n_pairs: int, seed: int) -> dict:
         sizes[k % n_interviews] += 1
     tag_names, tag_weights = zip(*TAGS)
     interviews, q = [], 0
+    lead = f"{MCQ_INVALID_LEAD} " if mcq_invalid else ""
     for j, size in enumerate(sizes):
         pairs = []
         for _ in range(size):
@@ -117,7 +129,7 @@ def personality_document(index: int, n_pairs: int, seed: int) -> dict:
             pairs.append({
                 "qa_id": f"QA_{q:05d}",
                 "question": w.text(w.words(QUESTION_WORDS, 4, 80), end="?"),
-                "response": w.text(w.words(RESPONSE_WORDS, 8, 600)),
+                "response": lead + w.text(w.words(RESPONSE_WORDS, 8, 600)),
                 "tags": [rng.choices(tag_names, tag_weights)[0]],
             })
         interviews.append({"interview_id": f"INT_{j:03d}", "sequence": j, "qa_pairs": pairs})
@@ -131,7 +143,8 @@ def personality_document(index: int, n_pairs: int, seed: int) -> dict:
     }
 
 
-def generate_corpus(out: str | os.PathLike[str], personalities: int = 20, seed: int = 0) -> CorpusStats:
+def generate_corpus(out: str | os.PathLike[str], personalities: int = 20, seed: int = 0,
+                    mcq_invalid: bool = False) -> CorpusStats:
     """Write ``personalities`` documents under ``out/SCALE_nnnn/prepared_input.json``.
 
     The same (personalities, seed) always writes the same bytes, and personality i is the same
@@ -144,7 +157,7 @@ def generate_corpus(out: str | os.PathLike[str], personalities: int = 20, seed: 
     root.mkdir(parents=True, exist_ok=True)
     train, test, n_int, size = {}, {}, 0, 0
     for i, n in enumerate(pair_counts(personalities, seed)):
-        doc = personality_document(i, n, seed)
+        doc = personality_document(i, n, seed, mcq_invalid)
         pid = doc["personality_id"]
         folder = root / pid
         folder.mkdir(exist_ok=True)
@@ -166,8 +179,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("out", type=Path)
     ap.add_argument("--personalities", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--mcq-invalid", action="store_true", help="cheap partitions: every MCQ item invalid")
     a = ap.parse_args(argv)
-    st = generate_corpus(a.out, a.personalities, a.seed)
+    st = generate_corpus(a.out, a.personalities, a.seed, a.mcq_invalid)
     counts = sorted(st.train_pairs[p] + st.test_pairs[p] for p in st.train_pairs)
     print(f"{st.personalities} personalities, {st.interviews} interviews, {st.pairs} QA pairs "
           f"({sum(st.test_pairs.values())} held out), pairs/personality mean {st.pairs / st.personalities:.1f} "

@@ -257,7 +257,9 @@ def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: b
                 outcomes = execute(defs, instance, specs, progress=typer.echo,
                                    dagster_log_level="INFO" if verbose else "WARNING",
                                    skip_up_to_date=not force, tags=tags, split_versions=versions,
-                                   worker_config=None if in_process else cfg)
+                                   worker_config=None if in_process else cfg,
+                                   recording_defs=None if in_process else build_definitions(
+                                       cfg, run_methods=methods, pools=False))
         except (KeyboardInterrupt, dg.DagsterExecutionInterruptedError):
             typer.echo("\ninterrupted: the partitions that finished are written and every answered call is cached; "
                        "run the same command again to resume (completed calls are not paid again)", err=True)

@@ -55,7 +55,7 @@ def build_resources(cfg: EvalConfig) -> dict[str, object]:
 
 
 def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = None, *,
-                      run_methods: Sequence[str] | None = None) -> dg.Definitions:
+                      run_methods: Sequence[str] | None = None, pools: bool = True) -> dg.Definitions:
     """Every asset, check, sensor and resource for one configuration (methods, judges, cron, paths).
 
     Refuses (ConfigError) a configuration ``check_retrieval_embedder`` refuses for ``run_methods``.
@@ -66,7 +66,7 @@ def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = 
     """
     check_retrieval_embedder(cfg, run_methods)
     note = last_run_note(cfg)  # a CLI run with another config: said on the Automation page, not applied
-    assets = build_step_assets(cfg)
+    assets = build_step_assets(cfg, pools=pools)
     targets = {k.path[-1]: AssetTarget(k, a.specs_by_key[k].partitions_def) for a in assets for k in a.keys}
     checks = [
         *build_generation_checks(targets["generations"], cfg),

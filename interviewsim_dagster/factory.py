@@ -256,7 +256,9 @@ def spec_for(step: Step, cfg: EvalConfig, parts: Partitions) -> dg.AssetSpec:
     )
 
 
-def stage_asset(stage: Stage, cfg: EvalConfig, parts: Partitions) -> dg.AssetsDefinition:
+def stage_asset(stage: Stage, cfg: EvalConfig, parts: Partitions, pools: bool = True) -> dg.AssetsDefinition:
+    """``pools=False``: no pool on the op, for the runs that only record what ``interviewsim run``'s worker
+    process made (``launch``): they make no call, so a pool slot would only make them wait."""
     models = stage.models(cfg)
     partitioned = stage.partitioning is not Partitioning.NONE
     needs_llm = any(s.calls_models for s in stage.steps)
@@ -265,17 +267,18 @@ def stage_asset(stage: Stage, cfg: EvalConfig, parts: Partitions) -> dg.AssetsDe
         specs=[spec_for(s, cfg, parts) for s in stage.steps],
         can_subset=True,
         backfill_policy=SINGLE_RUN if partitioned else None,
-        pool=pool_for(models) if models else None,
+        pool=pool_for(models) if models and pools else None,
         required_resource_keys={CONFIG, CORPUS, LLM} if needs_llm else {CONFIG, CORPUS},
         description=f"The {stage.name.replace('_', ' ')}: " + ", ".join(s.name for s in stage.steps)
         + ", made together by one streaming scheduler (see the assets' own descriptions).",
     )(_stage_body(stage, cfg, parts))
 
 
-def build_step_assets(cfg: EvalConfig, only: tuple[str, ...] | None = None) -> list[dg.AssetsDefinition]:
+def build_step_assets(cfg: EvalConfig, only: tuple[str, ...] | None = None,
+                      pools: bool = True) -> list[dg.AssetsDefinition]:
     """Every stage of ``cfg``'s graph as one multi-asset (one asset spec per step), in stage order.
 
     ``only``: the stages holding these steps (tests build a part of the graph)."""
     parts = Partitions(cfg)
-    return [stage_asset(st, cfg, parts) for st in stages(cfg)
+    return [stage_asset(st, cfg, parts, pools) for st in stages(cfg)
             if only is None or any(s.name in only for s in st.steps)]

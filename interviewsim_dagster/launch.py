@@ -164,6 +164,7 @@ def execute(
     tags: dict[str, str] | None = None,
     split_versions: dict[str, str] | None = None,
     worker_config: Any = None,
+    recording_defs: dg.Definitions | None = None,
 ) -> list[RunOutcome]:
     """Run each spec in process on ``instance`` (so the runs are in its history); stop at the first failure.
 
@@ -172,7 +173,9 @@ def execute(
     - ``worker_config`` (the ``EvalConfig`` the definitions were built from; ``interviewsim run``):
       every call of the action is made in one worker process (``action_worker``) while the runs, side
       by side in this process, record each partition as the worker reports it (``_execute_with_worker``).
-      Only when nothing stands in its way (``worker_blocked``);
+      Only when nothing stands in its way (``worker_blocked``). Those runs execute ``recording_defs``'
+      jobs when given: the same definitions without pools (``build_definitions(pools=False)``), since
+      they make no call and a slot would only make them wait (issue 30);
     - else stage after stage, each run making its own calls with core's scheduler, as a UI launch does.
 
     ``skip_up_to_date``: leave out asset partitions materialised with the current code on unchanged
@@ -189,8 +192,8 @@ def execute(
     if worker_config is not None:
         busy = worker_blocked(instance)
         if busy is None:
-            return _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to_date, tags or {},
-                                        split_versions, graph, methods, worker_config)
+            return _execute_with_worker(recording_defs or defs, instance, specs, progress, run_config,
+                                        skip_up_to_date, tags or {}, split_versions, graph, methods, worker_config)
         progress(f"{busy}: so this action's runs go stage after stage in this process, each making its calls")
     for i, planned in enumerate(specs, start=1):
         runs = [planned]
@@ -365,8 +368,9 @@ run for all of them did all that after the worker's last call (27 s with no call
 personalities). The worker admits personalities in order, so the first block's runs record while
 the worker calls for the second, and only the second's remain. The per-personality runs are cut too
 because a P x M block stores its materialisations only after its personalities' splits are stored
-(``ActionWorker.order``). Two, not more: the four runs then fit the pools' default limit
-(``dagster.yaml``: 4), so none waits for a slot; more blocks would queue for slots."""
+(``ActionWorker.order``). Two: these runs take no pool slot (``recording_defs``), so more blocks would
+not queue for slots any more, but three gave no shorter tail after the last call at 6 personalities
+(12.8 s against 12.1 s, issue 30) and each run costs its creation and its own events."""
 
 
 def _in_blocks(spec: RunSpec, graph, people: Sequence[str], methods: Sequence[str]) -> list[RunSpec]:

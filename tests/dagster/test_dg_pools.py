@@ -56,7 +56,8 @@ def test_a_sigkilled_run_does_not_hold_its_pool_slot_and_waiting_is_reported(tin
             "--premise-judge", "offline/extractive"]
     with dg.DagsterInstance.get() as instance:  # `dagster instance concurrency set llm_offline 1`
         instance.event_log_storage.set_concurrency_slots("llm_offline", 1)
-    # A run that hangs inside its model-calling step (holding the llm_offline slot), then is SIGKILLed.
+    # A run inside its model-calling step (holding the llm_offline slot) is SIGKILLed. ``--in-process``: the
+    # runs make their calls and take pool slots there; the worker path's runs only record, without a pool.
     script = (
         "import sys, time\n"
         "from interviewsim_dagster import batching\n"
@@ -64,7 +65,7 @@ def test_a_sigkilled_run_does_not_hold_its_pool_slot_and_waiting_is_reported(tin
         "from interviewsim_cli import app\n"
         "app(sys.argv[1:])\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    proc = subprocess.Popen([sys.executable, "-c", script, *args, "--in-process"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     try:
         with dg.DagsterInstance.get() as instance:
@@ -107,3 +108,46 @@ def test_a_run_waiting_for_a_slot_says_so(tiny_corpus, tmp_path, monkeypatch):
         assert lines == reported and len(lines) == 1
         assert "waiting for a slot in pool llm_offline (limit 1; held by run(s) holder-r" in lines[0]
         assert "atomic_items" in lines[0]
+
+
+def test_the_worker_paths_runs_take_no_pool_slot_and_its_event_log_keeps_one_engine_per_file(tiny_corpus, tmp_path,
+                                                                                             monkeypatch):
+    """``interviewsim run``'s stage runs only record what its worker made: with every llm pool at 0 slots they
+    finish (a run taking a slot would wait for ever), while the pool's definition stays on the UI's assets.
+    The instance is the repository's ``dagster.yaml`` (the engine-keeping SQLite event log, issue 30)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copyfile(REPO / "dagster.yaml", home / "dagster.yaml")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))  # dagster.yaml reads it
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("INTERVIEWSIM_CONFIG", None)
+    with dg.DagsterInstance.get() as instance:
+        storage = instance.event_log_storage
+        assert type(storage).__name__ == "EngineKeepingSqliteEventLogStorage"
+        assert storage._base_dir == str(home / "history" / "runs")  # Dagster's own layout
+        storage.set_concurrency_slots("llm_offline", 0)
+    args = ["run", "--corpus", str(tiny_corpus), "--data-root", str(tmp_path / "data"), "--methods", "simple",
+            "--personalities", "TINY_ALDER", "--assets", "heldout_split,atomic_items",
+            "--generator", "offline/extractive", "--judges", "offline/extractive", "--builder", "offline/extractive",
+            "--premise-judge", "offline/extractive"]
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "interviewsim"), *args], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        out, _ = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, out
+    assert "one worker process" in out and "waiting for a slot" not in out
+    with dg.DagsterInstance.get() as instance:
+        mats = instance.fetch_materializations(dg.AssetKey("atomic_items"), limit=10).records
+        assert [m.partition_key for m in mats] == ["TINY_ALDER"]
+        assert not instance.event_log_storage.get_concurrency_info("llm_offline").claimed_slots
+    assert set(build_definitions(make_config(tiny_corpus, tmp_path / "d2", methods="simple")).resolve_asset_graph()
+               .get(dg.AssetKey("atomic_items")).pools) == {"llm_offline"}

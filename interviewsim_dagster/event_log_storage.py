@@ -1,0 +1,57 @@
+"""Dagster's SQLite event log, with one SQLAlchemy engine per database file instead of one per write.
+
+Why: ``SqliteEventLogStorage`` builds a new engine for every connection it opens, and SQLAlchemy keeps
+its compiled statements in the engine, so every statement of every event was compiled again. A
+partition's materialisation is about a dozen statements over two files (the run's and the index), a
+check verdict as many: with the runs of an ``interviewsim run`` recording hundreds of them, that
+bookkeeping was most of the time from the last model call to the command's exit (issue 30). Here
+each file keeps its engine, so a statement is compiled once per process.
+
+Nothing else changes: the same files and tables (``dagster.yaml``'s layout under ``DAGSTER_HOME``,
+``history/runs``), a new SQLite connection per transaction (``NullPool``) under the storage's own
+lock, and Dagster's schema set-up on a file's first use. Configured in the repository's
+``dagster.yaml`` (``event_log_storage``); an instance whose ``dagster.yaml`` names Dagster's own class
+keeps working as before, only slower.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from dagster._core.storage.event_log import SqliteEventLogStorage
+from dagster._core.storage.sql import create_engine
+from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
+from sqlalchemy.pool import NullPool
+
+
+class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
+    """``SqliteEventLogStorage`` keeping one engine per shard (run or index file); see the module.
+
+    Config: ``base_dir``, the instance's folder (``DAGSTER_HOME``, as ``storage: sqlite: base_dir``);
+    the event logs live in its ``history/runs`` like Dagster's default.
+    """
+
+    def __init__(self, base_dir: str, inst_data: Any = None):
+        self._engines: dict[str, Any] = {}
+        super().__init__(base_dir, inst_data)
+
+    @classmethod
+    def from_config_value(cls, inst_data: Any, config_value: Any) -> EngineKeepingSqliteEventLogStorage:
+        return cls(os.path.join(config_value["base_dir"], "history", "runs", ""), inst_data=inst_data)
+
+    @contextlib.contextmanager
+    def _connect(self, shard: str) -> Iterator[Any]:  # same as Dagster's, but the engine is kept
+        with self._db_lock:
+            engine = self._engines.get(shard)
+            if engine is None:
+                engine = self._engines[shard] = create_engine(
+                    self.conn_string_for_shard(shard), poolclass=NullPool,
+                    connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
+            if shard not in self._initialized_dbs:
+                self._initdb(engine)
+                self._initialized_dbs.add(shard)
+            with engine.connect() as conn, conn.begin():
+                yield conn
