@@ -33,16 +33,17 @@ QUICK_ARGS: dict[str, list[str]] = {
     "bench_curation_scale": ["--quick"],
 }
 """Arguments of each benchmark under ``--quick`` (the others take none)."""
-RUNS: dict[str, list[tuple[list[str], list[str]]]] = {
-    "bench_product": [(["--personalities", "6", "--no-ui", "--no-raw"], ["--quick"]),
+RUNS: dict[str, list[tuple[list[str], list[str] | None]]] = {
+    "bench_product": [([], None),
+                      (["--personalities", "6", "--no-ui", "--no-raw"], ["--quick"]),
                       (["--personalities", "6", "--no-ui", "--no-raw", "--mcq-invalid"],
                        ["--quick", "--no-ui", "--no-raw", "--mcq-invalid"])],
 }
-"""Benchmarks run more than once: (arguments, arguments under ``--quick``) of each time, instead of
-``QUICK_ARGS`` and the defaults. bench_product is issue 30's speed goal: ``interviewsim run`` beside the
-direct runner at 6 personalities on the paper-shaped corpus and on one of cheap partitions (every MCQ
-item invalid), 8-10 minutes each on the shared 2-core machine. ``python -m benchmarks.bench_product``
-alone keeps the 20-personality run with the UI backfill and raw httpx."""
+"""Benchmarks run more than once: (arguments, arguments under ``--quick`` or None to skip it there) of
+each time, instead of ``QUICK_ARGS`` and the defaults. bench_product runs three times: its default
+(20 personalities, with the UI backfill and raw httpx: issue 21's targets), then issue 30's speed goal,
+``interviewsim run`` beside the direct runner at 6 personalities on the paper-shaped corpus and on one of
+cheap partitions (every MCQ item invalid), 8-10 minutes each on the shared 2-core machine."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,7 +59,10 @@ def main(argv: list[str] | None = None) -> int:
             fn = importlib.import_module(f"benchmarks.{name}").main
             if name in RUNS:
                 for full, small in RUNS[name]:
-                    fn(small if quick else full)
+                    if not quick:
+                        fn(full)
+                    elif small is not None:
+                        fn(small)
             else:
                 fn(QUICK_ARGS[name]) if quick and name in QUICK_ARGS else fn()
         finally:
