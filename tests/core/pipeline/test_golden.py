@@ -77,8 +77,10 @@ def test_dagster_demo_curates_raw_transcripts_and_fills_the_breakdowns(tmp_path,
     tables = read_tables(data)
     curated_ids = {p.qa_id for d in curated.values() for i in d.interviews for p in i.qa_pairs}
     assert set(tables["heldout_split"]["qa_id"]) <= curated_ids
-    # Same tables as the sample's run (plus the PS stability check's two), the calibration rows still there.
-    assert set(fingerprint(data)) - set(_expected()) == {"training_personality", "ps_stability"}
+    # Same tables as the sample's run (plus the PS stability check's two and the curation's own table, one row per
+    # transcript), the calibration rows still there.
+    assert set(fingerprint(data)) - set(_expected()) == {"training_personality", "ps_stability", "prepared_input"}
+    assert tables["prepared_input"]["written"].all() and len(tables["prepared_input"]) == len(rows)
     board = tables["leaderboard"]
     assert set(CALIBRATION_METHODS) <= set(board["method"])
     cs = board[(board["metric"] == "cs_mean") & (board["view"] == "all_valid") & ~board["method"].isin(CALIBRATION_METHODS)]
