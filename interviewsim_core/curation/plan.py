@@ -67,7 +67,8 @@ class _PlanningRunner:
         step = _STEP_OF.get(req.contract, req.contract)
         self.models[step] = model
         self.calls[step] += 1
-        key = request_key(model, req)
+        # The key only finds a cached answer: without a cache (a first run) it is not computed.
+        key = request_key(model, req) if self.cache is not None else ""
         entry = self.cache.get_answer(key) if self.cache is not None else None
         if entry is not None:
             self.cached[step] += 1
