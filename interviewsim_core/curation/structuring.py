@@ -29,7 +29,12 @@ _FILLER = re.compile(r"[uUeEaA](?<![\w'].)(?:(?<=[uU])(?:[hH]+|[mM]+)|(?<=[eE])[
 and the spaces after it. Written to open with its first letter (``[uUeEaA]``, the "not inside a word" test just after
 it) rather than ``(?i)`` and a look-behind: the regex engine then skips to candidate letters instead of trying every
 position, 2x faster, same matches (tests/core/curation/test_structuring.py)."""
-_REPEAT = re.compile(r"(?i)\b(i|a|the|and|we|you|it|to|of|in|is|but|so)(?:[\s,]+\1\b)+")
+_REPEAT = re.compile(r"([IiİıAaTtWwYyOoBbSsſ](?<!\w.)(?:(?<=[Iiİı])(?i:|t|n|s)|(?<=[Aa])(?i:|nd)|(?<=[Tt])(?i:he|o)|"
+                     r"(?<=[Ww])(?i:e)|(?<=[Yy])(?i:ou)|(?<=[Oo])(?i:f)|(?<=[Bb])(?i:ut)|(?<=[Ssſ])(?i:o)))(?i:[\s,]+\1\b)+")
+"""One of the short words i, a, the, and, we, you, it, to, of, in, is, but, so (any case) said again at once, "I I
+think": the repeats go. Same trick as ``_FILLER``: it opens with the first letters those words can have under
+case-insensitive matching (``İ``, ``ı`` and ``ſ`` included) and tests "not inside a word" just after, rather than
+``(?i)\b(i|a|the|...)``, so the engine skips to candidates: 3x faster, the same matches in the same order."""
 
 
 def normalise(text: str) -> str:

@@ -1,7 +1,7 @@
 """The curation plan's shortcuts (issue 31, planning at scale) change no figure: the plan still counts the
 calls and prompt tokens an offline curation sends (each offline answer written as JSON and parsed back by
 the contract's parser), the offline QA-structuring typed result is what its parser makes of its text, and
-the QA rule's filler pattern removes what the plain definition removes."""
+the QA rule's filler and repeat patterns remove what their plain definitions remove."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from interviewsim_core.contracts import qa_structuring
 from interviewsim_core.curation.plan import plan_curation
 from interviewsim_core.curation.run import STEPS, curate
 from interviewsim_core.curation.sample_transcripts import write_sample_transcripts
-from interviewsim_core.curation.structuring import _FILLER, normalise
+from interviewsim_core.curation.structuring import _FILLER, _REPEAT, normalise
 from interviewsim_core.llm.types import ModelConfig
 from interviewsim_core.offline import respond, respond_result
 from interviewsim_core.offline.qa_structuring import answer, result
@@ -85,3 +85,23 @@ def test_the_filler_pattern_removes_what_the_plain_definition_removes() -> None:
     assert [_FILLER.sub("", s) for s in samples] == [_PLAIN_FILLER.sub("", s) for s in samples]
     assert normalise("Uh, I I think, um, the er boat was ERM fine. Her answer, ah.") == \
         "I think, the boat was fine. Her answer,"
+
+
+_PLAIN_REPEAT = re.compile(r"(?i)\b(i|a|the|and|we|you|it|to|of|in|is|but|so)(?:[\s,]+\1\b)+")
+"""The repeated-word rule as first written: the oracle."""
+
+
+def test_the_repeat_pattern_removes_what_the_plain_definition_removes() -> None:
+    words = ["i", "I", "\u0130", "\u0131", "a", "A", "an", "and", "AND", "ands", "the", "The", "thE", "theory", "to", "To",
+             "we", "you", "YOU", "it", "It", "its", "it's", "isn't", "of", "in", "inn", "is", "IS", "but", "so", "\u017fo",
+             "x", "ia", "th"]
+    seps = [" ", ", ", ",", "  ", "\n", " ,", "", "-", "'", "."]
+    samples = [a + s + b for a in words for s in seps for b in words]
+    samples += [a + s + b + s + c for a in words[:18] for s in seps[:5] for b in words[:18] for c in words[:18]]
+    samples += [chr(c) + "the the" for c in range(0x250)] + ["the" + chr(c) + "the" for c in range(0x250)]
+
+    def once(pattern, text):
+        return pattern.sub(lambda m: m.group(1), text)
+
+    assert [once(_REPEAT, s) for s in samples] == [once(_PLAIN_REPEAT, s) for s in samples]
+    assert once(_REPEAT, "And and I i think the the theory is is, is fine") == "And I think the theory is fine"
