@@ -61,12 +61,13 @@ def _aliases(value: Any) -> tuple[str, ...] | None:
     return None
 
 
-def _inside(folder: Path, rel: str) -> tuple[Path | None, str | None]:
-    """The file ``rel`` names inside ``folder``, or why it cannot be used (missing, a link out, absolute)."""
+def _inside(folder: Path, rel: str, root: Path | None = None) -> tuple[Path | None, str | None]:
+    """The file ``rel`` names inside ``folder``, or why it cannot be used (missing, a link out, absolute).
+    ``root``: ``folder.resolve()`` when the caller has it (one per manifest, not one per row)."""
     if Path(rel).is_absolute():
         return None, "absolute-path"
     path = folder / rel
-    if not path.resolve().is_relative_to(folder.resolve()):
+    if not path.resolve().is_relative_to(root or folder.resolve()):
         return None, "outside-folder"
     if not path.is_file():
         return None, "missing-file"
@@ -93,6 +94,7 @@ class Manifest:
 def read_manifest(path: Path | str, folder: Path | str) -> Manifest:
     """Read and check the manifest against the transcripts folder; every problem listed at once."""
     path, folder = Path(path), Path(folder)
+    root = folder.resolve()
     raw_rows, problems = _rows(path)
     rows: list[ManifestRow] = []
     warnings: list[str] = []
@@ -135,12 +137,12 @@ def read_manifest(path: Path | str, folder: Path | str) -> Manifest:
                 problems.append(Problem(str(path), where, "duplicate-row", f"file {key!r} is already listed in row {seen[key]}"))
             else:
                 seen[key] = n
-            _, why = _inside(folder, key)
+            _, why = _inside(folder, key, root)
             if why:
                 problems.append(Problem(str(folder / key), where, why, f"manifest file {key!r} {_WHY[why]}"))
         for f in ("profile_file", "long_profile_file"):
             if values.get(f):
-                _, why = _inside(folder, values[f])
+                _, why = _inside(folder, values[f], root)
                 if why:
                     problems.append(Problem(str(folder / values[f]), where, why, f"{f} {values[f]!r} {_WHY[why]}"))
             elif values.get("personality_id") and (values["personality_id"], f) not in warned:

@@ -62,12 +62,13 @@ class _PlanningRunner:
 
     def _one(self, model: ModelConfig, req: CallRequest) -> CallResult:
         from ..llm.cache import request_key
-        from ..offline import respond
+        from ..offline import respond, respond_result
 
         step = _STEP_OF.get(req.contract, req.contract)
         self.models[step] = model
         self.calls[step] += 1
-        key = request_key(model, req)
+        # The key only finds a cached answer: without a cache (a first run) it is not computed.
+        key = request_key(model, req) if self.cache is not None else ""
         entry = self.cache.get_answer(key) if self.cache is not None else None
         if entry is not None:
             self.cached[step] += 1
@@ -75,7 +76,11 @@ class _PlanningRunner:
         else:
             self.prompt[step] += self.tokens.count(model, req)
             self.completion[step] += CURATION_COMPLETION_TOKENS.get(req.contract, 100)
-            raw = respond([dict(m) for m in req.messages], req.contract)
+            messages = [dict(m) for m in req.messages]
+            value = respond_result(messages, req.contract)
+            if value is not None:  # the offline model's typed answer: no JSON written and parsed back
+                return CallResult(status="ok", value=value, model=model.name, cache_key=key)
+            raw = respond(messages, req.contract)
         parse = req.parser or REGISTRY[req.contract].parse
         try:
             return CallResult(status="ok", value=parse(raw), raw=raw, model=model.name, cache_key=key)
@@ -98,7 +103,7 @@ def plan_curation(transcripts: Path | str, manifest: Path | str, model: ModelCon
     runner = _PlanningRunner(cache)
     try:
         curate_with(transcripts, manifest, lambda planned: run_calls(runner, planned), model, out=None,
-                    personalities=personalities)
+                    personalities=personalities, write=False)
     finally:
         if cache is not None:
             cache.close()

@@ -120,7 +120,9 @@ def curate_with(folder: Path | str, manifest: Path | str, ask: Ask, model: Model
     ``personalities``: curate only these (the graph's curation step curates one partition); the
     corpus-wide ``curation_report.json`` and ``categories.csv`` then keep the other personalities' entries
     (updated under ``corpus.corpus_lock``, so the explorer's review pages read either way of curating). ``out`` is also where reviewers'
-    decisions are read from; ``write=False`` reads them but writes nothing (the step's planning rounds).
+    decisions are read from; ``write=False`` reads them but writes nothing and builds no document (the step's
+    planning rounds and ``plan.py``: every call is made before the corpus is built, and a personality under
+    the split's minimum is still refused, so ``refused`` stays true; ``documents`` stays empty).
     """
     folder = Path(folder)
     outcome = Outcome()
@@ -208,9 +210,11 @@ def curate_with(folder: Path | str, manifest: Path | str, ask: Ask, model: Model
             _refuse(outcome, pid, f"{len(ordered)} interview(s) with QA pairs (of {len(items)} transcripts, {kept} "
                                   f"kept by quality control); the chronological split needs {corpus.MIN_INTERVIEWS}")
             continue
+        if not write:
+            continue
         doc, ids = corpus.build_document(pid, *profiles[pid], [(c.row, c.pairs, c.tags) for c in ordered])
         outcome.documents[pid] = doc
-        if out is not None and write:
+        if out is not None:
             outcome.written[pid] = corpus.write_personality(Path(out), pid, doc, _provenance(folder, pid, items, ordered, ids, outcome, model))
     if out is not None and write:
         categories = {p: c for p, (c, _r) in outcome.categories.items() if c and p in outcome.documents}

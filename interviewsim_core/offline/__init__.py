@@ -12,7 +12,10 @@ It is a smoke-test baseline so the demo, the tests and CI run the real pipeline 
 network. Its scores say nothing about simulation quality and must never be reported as a judge.
 
 Responders are discovered, not listed: any non-private submodule with a ``RESPONDS`` mapping
-(contract name -> ``answer(prompt) -> str``) takes part; two modules claiming one name is an error.
+(contract name -> ``answer(prompt) -> str``) takes part; two modules claiming one name is an error. A
+module may also offer ``RESULTS`` (contract name -> ``result(prompt)``, the contract's typed result, what
+its parser makes of ``answer(prompt)``): ``respond_result`` uses it, so the curation's planner skips the
+JSON round trip where it costs most.
 Importing this package registers the provider plugin with the gateway (``provider.plugin``).
 """
 
@@ -29,19 +32,30 @@ class UnrecognisedPromptError(ValueError):
     """No responder for the request's contract: the offline model only speaks InterviewSim's contracts."""
 
 
-@lru_cache(maxsize=1)
-def responders() -> dict[str, Callable[[str], str]]:
-    """Contract name -> answer function, from every responder submodule."""
-    table: dict[str, Callable[[str], str]] = {}
+@lru_cache(maxsize=2)
+def _table(attribute: str) -> dict[str, Callable[[str], Any]]:
+    table: dict[str, Callable[[str], Any]] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name.startswith("_") or info.name == "provider":
             continue
         mod = importlib.import_module(f"{__name__}.{info.name}")
-        for name, fn in dict(getattr(mod, "RESPONDS", {}) or {}).items():
+        for name, fn in dict(getattr(mod, attribute, {}) or {}).items():
             if name in table:
                 raise RuntimeError(f"offline model: two responders claim contract {name!r}")
             table[name] = fn
     return table
+
+
+def responders() -> dict[str, Callable[[str], str]]:
+    """Contract name -> answer function, from every responder submodule (``RESPONDS``)."""
+    return _table("RESPONDS")
+
+
+def respond_result(messages: Sequence[Mapping[str, Any]], contract: str) -> Any | None:
+    """The offline model's typed result for ``contract`` (what the contract's parser makes of ``respond``),
+    or None when its responder offers no ``RESULTS`` entry (then parse ``respond``'s text)."""
+    result = _table("RESULTS").get(contract)
+    return None if result is None else result(prompt_text(messages))
 
 
 def _content(message: Mapping[str, Any]) -> str:
@@ -79,7 +93,7 @@ def respond(messages: Sequence[Mapping[str, Any]], contract: str) -> str:
     return answer(prompt_text(messages))
 
 
-__all__ = ["respond", "responders", "prompt_text", "UnrecognisedPromptError"]
+__all__ = ["respond", "respond_result", "responders", "prompt_text", "UnrecognisedPromptError"]
 
 from . import provider as _provider  # noqa: E402 - registers the gateway plugin; needs respond above
 

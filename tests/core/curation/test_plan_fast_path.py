@@ -1,0 +1,107 @@
+"""The curation plan's shortcuts (issue 31, planning at scale) change no figure: the plan still counts the
+calls and prompt tokens an offline curation sends (each offline answer written as JSON and parsed back by
+the contract's parser), the offline QA-structuring typed result is what its parser makes of its text, and
+the QA rule's filler and repeat patterns remove what their plain definitions remove."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from interviewsim_core.contracts import qa_structuring
+from interviewsim_core.curation.plan import plan_curation
+from interviewsim_core.curation.run import STEPS, curate
+from interviewsim_core.curation.sample_transcripts import write_sample_transcripts
+from interviewsim_core.curation.structuring import _FILLER, _REPEAT, normalise
+from interviewsim_core.llm.types import ModelConfig
+from interviewsim_core.offline import respond, respond_result
+from interviewsim_core.offline.qa_structuring import answer, result
+from interviewsim_core.planning.tokens import PromptTokens
+
+from curation_fixtures import OfflineRunner
+
+OFFLINE = ModelConfig(model="offline/extractive")
+_STEP_OF = {contract: step for step, contract in STEPS.items()}
+
+
+class _CountingRunner(OfflineRunner):
+    """The offline answers through JSON and each request's parser, counting calls and prompt tokens per step,
+    and keeping the QA-structuring prompts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tokens = PromptTokens()
+        self.by_step: Counter[str] = Counter()
+        self.prompt: Counter[str] = Counter()
+        self.qa_requests: list = []
+
+    def run_many(self, pairs):
+        for model, req in pairs:
+            step = _STEP_OF[req.contract]
+            self.by_step[step] += 1
+            self.prompt[step] += self.tokens.count(model, req)
+            if req.contract == qa_structuring.NAME:
+                self.qa_requests.append(req)
+        return super().run_many(pairs)
+
+
+def test_the_plan_counts_what_an_offline_curation_of_the_sample_sends(tmp_path) -> None:
+    manifest = write_sample_transcripts(tmp_path / "tx")
+    planned = plan_curation(tmp_path / "tx", manifest, OFFLINE, None)
+    sent = _CountingRunner()
+    made = curate(tmp_path / "tx", manifest, sent, OFFLINE)
+    assert made.problems == [] and made.refused == {}
+    assert {line.step: line.calls for line in planned.lines} == dict(sent.by_step)
+    assert {line.step: line.prompt_tokens for line in planned.lines} == dict(sent.prompt)
+    assert set(sent.by_step) == set(STEPS)  # every step planned: QA structuring and tagging from the typed answers
+
+    # the typed offline result is exactly what the bound parser makes of the offline text
+    assert sent.qa_requests
+    for req in sent.qa_requests:
+        messages = [dict(m) for m in req.messages]
+        assert respond_result(messages, req.contract) == req.parser(respond(messages, req.contract))
+
+
+def test_the_typed_qa_result_round_trips_through_its_text() -> None:
+    turns = [("interviewer", "Q", "Uh, what did you build first, and why?"), ("person", "A", "A boat, um, a small one."),
+             ("person", "A", "My my father helped."), ("interviewer", "Q", "Thanks."), ("person", "A", "Thank you too.")]
+    prompt = "\n\n".join(m["content"] for m in qa_structuring.build_messages("A", turns))
+    typed = result(prompt)
+    assert typed == qa_structuring.parse(answer(prompt), turns)
+    assert [(p.question_turn, p.response_turns) for p in typed.pairs] == [(0, (1, 2))]
+    assert respond_result([{"role": "user", "content": "x"}], "transcript_quality") is None  # no typed path: text
+
+
+_PLAIN_FILLER = re.compile(r"(?i)(?<![\w'])(?:uh+|um+|erm|er|ah)(?![\w'])[,.]?\s*")
+"""The filler rule as first written (case-insensitive, a look-behind at every position): the oracle."""
+
+
+def test_the_filler_pattern_removes_what_the_plain_definition_removes() -> None:
+    words = ["uh", "Uhh", "UM", "umm", "er", "Erm", "ERM", "ah", "AH", "ahh", "her", "hum", "uhm", "err", "ear",
+             "x'uh", "uh'", "_uh", "9um", "é", "ümm", "\u017f", "\u212a", "a", "u", "e", "I"]
+    seps = ["", " ", ", ", ". ", "'", "-", "\n", "  "]
+    samples = [a + s + b for a in words for s in seps for b in words]
+    samples += [chr(c) + w for c in range(0x250) for w in ("uh", "erm", "ah")]
+    assert [_FILLER.sub("", s) for s in samples] == [_PLAIN_FILLER.sub("", s) for s in samples]
+    assert normalise("Uh, I I think, um, the er boat was ERM fine. Her answer, ah.") == \
+        "I think, the boat was fine. Her answer,"
+
+
+_PLAIN_REPEAT = re.compile(r"(?i)\b(i|a|the|and|we|you|it|to|of|in|is|but|so)(?:[\s,]+\1\b)+")
+"""The repeated-word rule as first written: the oracle."""
+
+
+def test_the_repeat_pattern_removes_what_the_plain_definition_removes() -> None:
+    words = ["i", "I", "\u0130", "\u0131", "a", "A", "an", "and", "AND", "ands", "the", "The", "thE", "theory", "to", "To",
+             "we", "you", "YOU", "it", "It", "its", "it's", "isn't", "of", "in", "inn", "is", "IS", "but", "so", "\u017fo",
+             "x", "ia", "th"]
+    seps = [" ", ", ", ",", "  ", "\n", " ,", "", "-", "'", "."]
+    samples = [a + s + b for a in words for s in seps for b in words]
+    samples += [a + s + b + s + c for a in words[:18] for s in seps[:5] for b in words[:18] for c in words[:18]]
+    samples += [chr(c) + "the the" for c in range(0x250)] + ["the" + chr(c) + "the" for c in range(0x250)]
+
+    def once(pattern, text):
+        return pattern.sub(lambda m: m.group(1), text)
+
+    assert [once(_REPEAT, s) for s in samples] == [once(_PLAIN_REPEAT, s) for s in samples]
+    assert once(_REPEAT, "And and I i think the the theory is is, is fine") == "And I think the theory is fine"
