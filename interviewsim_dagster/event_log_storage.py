@@ -7,6 +7,13 @@ check verdict as many: with the runs of an ``interviewsim run`` recording hundre
 bookkeeping was most of the time from the last model call to the command's exit (issue 30). Here
 each file keeps its engine, so a statement is compiled once per process.
 
+It also remembers the tables it found: Dagster's ``has_table`` builds a fresh engine and inspects the
+index file on every call, and it is called for every dynamic-partition look-up (``_check_partitions_table``:
+each ``add_asset_metadata`` of a P x M partition checks every key of the run's range) and every check
+verdict stored, about a tenth of the command's CPU while its runs record (py-spy, issue 30). A table,
+once there, stays (a wipe deletes rows, not tables), so only a table found is remembered; a missing one
+is looked for again, as a migration may add it.
+
 Nothing else changes: the same files and tables (``dagster.yaml``'s layout under ``DAGSTER_HOME``,
 ``history/runs``), a new SQLite connection per transaction (``NullPool``) under the storage's own
 lock, and Dagster's schema set-up on a file's first use. Configured in the repository's
@@ -36,6 +43,7 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
 
     def __init__(self, base_dir: str, inst_data: Any = None):
         self._engines: dict[str, Any] = {}
+        self._tables_found: set[str] = set()
         super().__init__(base_dir, inst_data)
 
     @classmethod
@@ -55,3 +63,11 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
                 self._initialized_dbs.add(shard)
             with engine.connect() as conn, conn.begin():
                 yield conn
+
+    def has_table(self, table_name: str) -> bool:  # Dagster's answer, remembered once it is yes (see the module)
+        if table_name in self._tables_found:
+            return True
+        found = super().has_table(table_name)
+        if found:
+            self._tables_found.add(table_name)
+        return found
