@@ -170,3 +170,22 @@ def test_the_event_log_remembers_a_table_it_found_and_looks_again_for_a_missing_
     storage.add_dynamic_partitions("personality", ["A"])
     assert storage.has_dynamic_partition("personality", "A") and not storage.has_dynamic_partition("personality", "B")
     assert asked.count("dynamic_partitions") == 1
+
+
+def test_the_event_log_syncs_its_wal_files_at_checkpoints_only(tmp_path):
+    """WAL with ``synchronous=NORMAL`` (1) on the instance's event log connections, not SQLite's FULL (2): a
+    commit no longer waits for a sync of the disk (issue 30); a file not in WAL mode keeps FULL."""
+    import sqlite3
+
+    from interviewsim_dagster.event_log_storage import EngineKeepingSqliteEventLogStorage, _sync_at_checkpoints
+
+    storage = EngineKeepingSqliteEventLogStorage(str(tmp_path / "runs"))
+    storage.add_dynamic_partitions("personality", ["A"])  # the index file, made and written
+    with storage.index_connection() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1
+    other = sqlite3.connect(tmp_path / "other.db")
+    assert other.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    _sync_at_checkpoints(other, None)
+    assert other.execute("PRAGMA synchronous").fetchone()[0] == 2
+    other.close()
