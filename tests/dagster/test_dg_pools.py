@@ -151,3 +151,41 @@ def test_the_worker_paths_runs_take_no_pool_slot_and_its_event_log_keeps_one_eng
         assert not instance.event_log_storage.get_concurrency_info("llm_offline").claimed_slots
     assert set(build_definitions(make_config(tiny_corpus, tmp_path / "d2", methods="simple")).resolve_asset_graph()
                .get(dg.AssetKey("atomic_items")).pools) == {"llm_offline"}
+
+
+def test_the_event_log_remembers_a_table_it_found_and_looks_again_for_a_missing_one(tmp_path, monkeypatch):
+    """Dagster's ``has_table`` opens a new engine per call, and every dynamic-partition look-up asks it (issue
+    30): the instance's event log asks Dagster once per table found, and again each time for a table not there."""
+    from dagster._core.storage.event_log import SqliteEventLogStorage
+
+    from interviewsim_dagster.event_log_storage import EngineKeepingSqliteEventLogStorage
+
+    storage = EngineKeepingSqliteEventLogStorage(str(tmp_path / "runs"))
+    asked: list[str] = []
+    real = SqliteEventLogStorage.has_table
+    monkeypatch.setattr(SqliteEventLogStorage, "has_table", lambda self, name: asked.append(name) or real(self, name))
+    assert [storage.has_table("dynamic_partitions") for _ in range(3)] == [True] * 3
+    assert [storage.has_table("no_such_table") for _ in range(2)] == [False] * 2
+    assert asked == ["dynamic_partitions", "no_such_table", "no_such_table"]
+    storage.add_dynamic_partitions("personality", ["A"])
+    assert storage.has_dynamic_partition("personality", "A") and not storage.has_dynamic_partition("personality", "B")
+    assert asked.count("dynamic_partitions") == 1
+
+
+def test_the_event_log_syncs_its_wal_files_at_checkpoints_only(tmp_path):
+    """WAL with ``synchronous=NORMAL`` (1) on the instance's event log connections, not SQLite's FULL (2): a
+    commit no longer waits for a sync of the disk (issue 30); a file not in WAL mode keeps FULL."""
+    import sqlite3
+
+    from interviewsim_dagster.event_log_storage import EngineKeepingSqliteEventLogStorage, _sync_at_checkpoints
+
+    storage = EngineKeepingSqliteEventLogStorage(str(tmp_path / "runs"))
+    storage.add_dynamic_partitions("personality", ["A"])  # the index file, made and written
+    with storage.index_connection() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1
+    other = sqlite3.connect(tmp_path / "other.db")
+    assert other.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    _sync_at_checkpoints(other, None)
+    assert other.execute("PRAGMA synchronous").fetchone()[0] == 2
+    other.close()

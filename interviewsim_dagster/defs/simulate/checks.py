@@ -196,10 +196,13 @@ def _leak_result(run_cells, plans, fact_summary: dict, corpus: CorpusResource,
     leaks: list[dict] = []
     failing: set[str] = set()
     prompts = by_design = 0
+    detectors: dict[str, LeakDetector] = {}  # one per personality, not per cell (about a fifth of the check was building them, py-spy)
     for key, pid, method in run_cells:
-        fs = fact_summary.get(pid)
-        summaries = [s for s in fs["summary"] if isinstance(s, str)] if fs is not None else []
-        detector = LeakDetector(corpus.split(pid), summaries)
+        detector = detectors.get(pid)
+        if detector is None:
+            fs = fact_summary.get(pid)
+            summaries = [s for s in fs["summary"] if isinstance(s, str)] if fs is not None else []
+            detector = detectors[pid] = LeakDetector(corpus.split(pid), summaries)
         for call in plans[key]:
             if call.row.get("_open_book") or call.given is not None:
                 # By design, and named: the reference method's open-book MCQ (the ceiling) and a
