@@ -27,6 +27,7 @@ from ..atomic_files import atomic_write
 from ..errors import ConfigError, Problem
 from ..loader import DOCUMENT_NAME
 from .corpus import PROVENANCE_NAME, REPORT_NAME
+from .models import QAPairDraft
 
 REVIEW_NAME = "review.csv"
 FIELDS = ("file", "decision", "reason")
@@ -206,16 +207,10 @@ class Turn(_Frozen):
     reason: str
 
 
-class Pair(_Frozen):
-    """One QA pair the curation drew from the transcript: the corpus's texts beside the raw spans."""
+class Pair(QAPairDraft):
+    """One QA pair the curation drew from the transcript: the corpus's texts beside the raw spans, and its id."""
 
     qa_id: str
-    question: str
-    response: str
-    raw_question: str
-    raw_response: str
-    question_turn: int
-    response_turns: tuple[int, ...]
 
 
 class TranscriptReview(_Frozen):
