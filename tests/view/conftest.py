@@ -10,11 +10,41 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from .corpus import build_data_root
+
+
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run"]
+
+
+@contextmanager
+def browser_page(width: int = 1300, console: bool = False) -> Iterator[tuple[Any, list[str]]]:
+    """A page of Debian's headless Chromium (never a downloaded browser; the test is skipped without it) and
+    the list its uncaught script errors (and, with ``console``, its console errors) go to, which each browser
+    test asserts empty.
+    The browser is closed however the test ends."""
+    from playwright.sync_api import sync_playwright
+
+    from report_browser.test_report_browser import _chromium
+
+    chromium = _chromium()
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=BROWSER_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            if console:
+                page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            yield page, errors
+        finally:
+            browser.close()
 
 
 @pytest.fixture(scope="session")

@@ -11,57 +11,44 @@ import pytest
 
 from interviewsim_core.curation.review import read_decisions
 
-from report_browser.test_report_browser import _chromium
-
-from .conftest import start_server, stop
+from .conftest import browser_page, start_server, stop
 from .curated import PEOPLE, build_curated
-from .test_study_browser import ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def test_reject_a_transcript_in_the_browser(tmp_path):
-    chromium = _chromium()
-    from playwright.sync_api import sync_playwright
-
     _raw, _manifest, corpus = build_curated(tmp_path)
     proc, base = start_server(None, None, "--corpus", str(corpus), probe="/curation")
-    errors: list[str] = []
     file = f"{PEOPLE[0]}/AUL-2006-title-norms-column.vtt"
     try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=chromium, args=ARGS, headless=True)
-            try:
-                page = browser.new_page(viewport={"width": 1300, "height": 900})
-                page.on("pageerror", lambda e: errors.append(str(e)))
-                page.goto(base + "/")
-                page.wait_for_selector("#transcripts")
-                ret = page.locator("#retention")
-                kept, total = int(ret.get_attribute("data-kept")), int(ret.get_attribute("data-total"))
-                assert (kept, total) == (8, 10) and "80.0%" in ret.inner_text() and "73.5%" in ret.inner_text()
-                page.locator(f"#transcripts tr[data-file='{file}'] a.open").click()
-                page.wait_for_selector("#turns")
-                assert page.locator("#quality-kind").inner_text() == "interview"
-                assert page.locator("#turns tbody tr").count() > 0 and page.locator("#pairs .pair").count() > 0
-                # side by side: the turns and the pairs share the page's width
-                turns_box = page.locator("#turns").bounding_box()
-                pairs_box = page.locator("#pairs").bounding_box()
-                assert pairs_box["x"] > turns_box["x"] + turns_box["width"] - 1
-                form = page.locator("#decision-form")
-                form.locator("input[value=reject]").check()
-                form.locator("select[name=check]").select_option("conversational format")
-                form.locator("input[name=reason]").fill("a written column, not an interview")
-                form.locator("button").click()
-                page.wait_for_url(re.compile(r"saved=reject"))
-                assert page.locator("#decision").inner_text() == "reject" and page.locator("#status").inner_text() == "excluded"
-                page.get_by_text("every transcript").click()
-                page.wait_for_selector("#transcripts")
-                ret = page.locator("#retention")
-                assert int(ret.get_attribute("data-kept")) == kept - 1 and "70.0%" in ret.inner_text()
-                row = page.locator(f"#transcripts tr[data-file='{file}']")
-                assert row.get_attribute("data-kept") == "no" and "pending" in row.locator(".decision").inner_text()
-            finally:
-                browser.close()
+        with browser_page() as (page, errors):
+            page.goto(base + "/")
+            page.wait_for_selector("#transcripts")
+            ret = page.locator("#retention")
+            kept, total = int(ret.get_attribute("data-kept")), int(ret.get_attribute("data-total"))
+            assert (kept, total) == (8, 10) and "80.0%" in ret.inner_text() and "73.5%" in ret.inner_text()
+            page.locator(f"#transcripts tr[data-file='{file}'] a.open").click()
+            page.wait_for_selector("#turns")
+            assert page.locator("#quality-kind").inner_text() == "interview"
+            assert page.locator("#turns tbody tr").count() > 0 and page.locator("#pairs .pair").count() > 0
+            # side by side: the turns and the pairs share the page's width
+            turns_box = page.locator("#turns").bounding_box()
+            pairs_box = page.locator("#pairs").bounding_box()
+            assert pairs_box["x"] > turns_box["x"] + turns_box["width"] - 1
+            form = page.locator("#decision-form")
+            form.locator("input[value=reject]").check()
+            form.locator("select[name=check]").select_option("conversational format")
+            form.locator("input[name=reason]").fill("a written column, not an interview")
+            form.locator("button").click()
+            page.wait_for_url(re.compile(r"saved=reject"))
+            assert page.locator("#decision").inner_text() == "reject" and page.locator("#status").inner_text() == "excluded"
+            page.get_by_text("every transcript").click()
+            page.wait_for_selector("#transcripts")
+            ret = page.locator("#retention")
+            assert int(ret.get_attribute("data-kept")) == kept - 1 and "70.0%" in ret.inner_text()
+            row = page.locator(f"#transcripts tr[data-file='{file}']")
+            assert row.get_attribute("data-kept") == "no" and "pending" in row.locator(".decision").inner_text()
     finally:
         stop(proc)
     assert not errors, errors

@@ -21,14 +21,10 @@ import pytest
 
 from interviewsim_view import urls
 
-from report_browser.test_report_browser import _chromium
-
+from .conftest import browser_page
 from .corpus import HOSTILE, JUDGES, METHODS, PEOPLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 
 
 def _shot(page, tmp_path: Path, name: str) -> None:
@@ -40,103 +36,92 @@ def _shot(page, tmp_path: Path, name: str) -> None:
 
 
 def test_explorer_walkthrough(server, view_root, tmp_path):
-    chromium = _chromium()
-    from playwright.sync_api import sync_playwright
-
     base, labels = server
-    errors: list[str] = []
     requests: list[str] = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, args=ARGS, headless=True)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("request", lambda r: requests.append(r.url))
+    with browser_page(width=1400, console=True) as (page, errors):
+        page.on("request", lambda r: requests.append(r.url))
 
-            # Leaderboard: one row per method, each cell a link to its rows.
-            page.goto(base + "/")
-            assert page.locator("#leaderboard tbody tr").count() == len(METHODS)
-            _shot(page, tmp_path, "leaderboard")
-            cell = page.locator("#leaderboard a[data-cell='simple']").first
-            href = cell.get_attribute("href")
-            assert href.startswith("/rows?table=cs") and "method=simple" in href
-            cell.click()
-            page.wait_for_url(re.compile(r"/rows\?"))
-            rows = page.locator("#rows tbody tr.row")
-            assert rows.count() > 0
-            assert {t.strip() for t in page.locator("#rows tbody tr.row td:nth-child(2)").all_inner_texts()} == {"simple"}
-            scores = [int(t) for t in page.locator("#rows tbody tr.row td:nth-child(6)").all_inner_texts()]
-            assert scores == sorted(scores), "the CS cell lists the lowest scores first"
+        # Leaderboard: one row per method, each cell a link to its rows.
+        page.goto(base + "/")
+        assert page.locator("#leaderboard tbody tr").count() == len(METHODS)
+        _shot(page, tmp_path, "leaderboard")
+        cell = page.locator("#leaderboard a[data-cell='simple']").first
+        href = cell.get_attribute("href")
+        assert href.startswith("/rows?table=cs") and "method=simple" in href
+        cell.click()
+        page.wait_for_url(re.compile(r"/rows\?"))
+        rows = page.locator("#rows tbody tr.row")
+        assert rows.count() > 0
+        assert {t.strip() for t in page.locator("#rows tbody tr.row td:nth-child(2)").all_inner_texts()} == {"simple"}
+        scores = [int(t) for t in page.locator("#rows tbody tr.row td:nth-child(6)").all_inner_texts()]
+        assert scores == sorted(scores), "the CS cell lists the lowest scores first"
 
-            # Question view of the hostile question: the markup is text, nothing ran.
-            pid, qa = PEOPLE[0], f"{PEOPLE[0]}_Q5_0"
-            page.goto(base + urls.question(pid, qa))
-            assert page.locator("#question-text").inner_text().startswith(HOSTILE[:40])
-            assert page.evaluate("window.__pwned === undefined")
-            heldout = pd.read_parquet(next((view_root / "heldout_split").glob("*.parquet")))
-            person = heldout.loc[heldout["qa_id"] == qa, "response"].iloc[0]
-            assert page.locator("#person-answer").inner_text().strip() == person.strip()
-            gens = pd.concat(pd.read_parquet(f) for f in (view_root / "generations" / pid).glob("*.parquet"))
-            for method in METHODS:
-                box = page.locator(f"section.method[data-method='{method}']")
-                expected = gens[(gens["method"] == method) & (gens["qa_id"] == qa)]["generated"].iloc[0]
-                assert box.locator(".generated").inner_text().strip() == expected.strip()
-                for kind in ("cs", "fc"):
-                    judged = box.locator(f".judgment.{kind}")
-                    assert sorted(judged.evaluate_all("els => els.map(e => e.dataset.judge)")) == sorted(JUDGES)
-                    assert all(t.strip() for t in judged.locator(".explanation").all_inner_texts())
-                assert box.locator("a.prompt-link").count() == 1
-            _shot(page, tmp_path, "question")
+        # Question view of the hostile question: the markup is text, nothing ran.
+        pid, qa = PEOPLE[0], f"{PEOPLE[0]}_Q5_0"
+        page.goto(base + urls.question(pid, qa))
+        assert page.locator("#question-text").inner_text().startswith(HOSTILE[:40])
+        assert page.evaluate("window.__pwned === undefined")
+        heldout = pd.read_parquet(next((view_root / "heldout_split").glob("*.parquet")))
+        person = heldout.loc[heldout["qa_id"] == qa, "response"].iloc[0]
+        assert page.locator("#person-answer").inner_text().strip() == person.strip()
+        gens = pd.concat(pd.read_parquet(f) for f in (view_root / "generations" / pid).glob("*.parquet"))
+        for method in METHODS:
+            box = page.locator(f"section.method[data-method='{method}']")
+            expected = gens[(gens["method"] == method) & (gens["qa_id"] == qa)]["generated"].iloc[0]
+            assert box.locator(".generated").inner_text().strip() == expected.strip()
+            for kind in ("cs", "fc"):
+                judged = box.locator(f".judgment.{kind}")
+                assert sorted(judged.evaluate_all("els => els.map(e => e.dataset.judge)")) == sorted(JUDGES)
+                assert all(t.strip() for t in judged.locator(".explanation").all_inner_texts())
+            assert box.locator("a.prompt-link").count() == 1
+        _shot(page, tmp_path, "question")
 
-            # The exact prompt, rebuilt from the cache by its key.
-            page.locator("section.method[data-method='simple'] a.prompt-link").click()
-            page.wait_for_url(re.compile(r"/prompt/"))
-            assert page.locator("section.message").count() >= 1
-            assert page.evaluate("window.__pwned === undefined")
+        # The exact prompt, rebuilt from the cache by its key.
+        page.locator("section.method[data-method='simple'] a.prompt-link").click()
+        page.wait_for_url(re.compile(r"/prompt/"))
+        assert page.locator("section.message").count() >= 1
+        assert page.evaluate("window.__pwned === undefined")
 
-            # Every Contradiction, from the quick filter.
-            page.goto(base + "/rows")
-            page.locator("#filter-contradictions").click()
-            page.wait_for_url(re.compile(r"table=fc"))
-            values = {t.strip() for t in page.locator("#rows tbody tr.row td:nth-child(6)").all_inner_texts()}
-            assert values == {"Contradiction"}
-            # Issue 33: each Contradiction shows the answer it judged beside the judge's justification.
-            assert all(t.strip() for t in page.locator("#rows tbody tr.row td.generated").all_inner_texts())
-            _shot(page, tmp_path, "contradictions")
-            target = page.locator("#rows tbody tr.row a.qlink").first
-            row = target.locator("xpath=ancestor::tr")
-            method = row.locator("td:nth-child(2)").inner_text().strip()
-            target.click()
-            page.wait_for_url(re.compile(r"/q/"))
-            label_pid, label_qa = (unquote(s) for s in urlsplit(page.url).path.split("/")[2:4])
+        # Every Contradiction, from the quick filter.
+        page.goto(base + "/rows")
+        page.locator("#filter-contradictions").click()
+        page.wait_for_url(re.compile(r"table=fc"))
+        values = {t.strip() for t in page.locator("#rows tbody tr.row td:nth-child(6)").all_inner_texts()}
+        assert values == {"Contradiction"}
+        # Issue 33: each Contradiction shows the answer it judged beside the judge's justification.
+        assert all(t.strip() for t in page.locator("#rows tbody tr.row td.generated").all_inner_texts())
+        _shot(page, tmp_path, "contradictions")
+        target = page.locator("#rows tbody tr.row a.qlink").first
+        row = target.locator("xpath=ancestor::tr")
+        method = row.locator("td:nth-child(2)").inner_text().strip()
+        target.click()
+        page.wait_for_url(re.compile(r"/q/"))
+        label_pid, label_qa = (unquote(s) for s in urlsplit(page.url).path.split("/")[2:4])
 
-            # A human label: CS 2 for that method, saved with the reviewer's name.
-            form = page.locator(f"section.method[data-method='{method}'] form[data-metric='cs']")
-            form.locator("select[name=value]").select_option("2")
-            form.locator("input[name=reviewer]").fill("Ada <b>Reviewer</b>")
-            form.locator("button").click()
-            page.wait_for_selector("#saved")
-            assert page.locator(f"section.method[data-method='{method}'] form[data-metric='cs'] .pill").inner_text() \
-                == "saved: 2"
-            page.goto(base + "/labels")
-            assert page.locator("#saved-labels tbody tr").count() == 1
-            _shot(page, tmp_path, "labels")
+        # A human label: CS 2 for that method, saved with the reviewer's name.
+        form = page.locator(f"section.method[data-method='{method}'] form[data-metric='cs']")
+        form.locator("select[name=value]").select_option("2")
+        form.locator("input[name=reviewer]").fill("Ada <b>Reviewer</b>")
+        form.locator("button").click()
+        page.wait_for_selector("#saved")
+        assert page.locator(f"section.method[data-method='{method}'] form[data-metric='cs'] .pill").inner_text() \
+            == "saved: 2"
+        page.goto(base + "/labels")
+        assert page.locator("#saved-labels tbody tr").count() == 1
+        _shot(page, tmp_path, "labels")
 
-            # The report's agreement section reads the file the explorer wrote.
-            from interviewsim_core.report import build_report, write_report
+        # The report's agreement section reads the file the explorer wrote.
+        from interviewsim_core.report import build_report, write_report
 
-            data = build_report(view_root, human_labels_csv=labels)
-            out = write_report(view_root, tmp_path / "report", report_data=data)
-            page.goto(Path(out.html).as_uri())
-            section = page.locator("section#human_agreement")
-            assert section.get_attribute("data-status") == "ok"
-            table = data.sections["human_agreement"].tables["human_agreement"]
-            cs = table[table["metric"] == "cs"]
-            assert sorted(cs["judge"].unique()) == sorted(JUDGES) and set(cs["n"]) == {1}
-            assert "interviewsim view --data-root" in page.locator("#explorer").inner_text()
-        finally:
-            browser.close()
+        data = build_report(view_root, human_labels_csv=labels)
+        out = write_report(view_root, tmp_path / "report", report_data=data)
+        page.goto(Path(out.html).as_uri())
+        section = page.locator("section#human_agreement")
+        assert section.get_attribute("data-status") == "ok"
+        table = data.sections["human_agreement"].tables["human_agreement"]
+        cs = table[table["metric"] == "cs"]
+        assert sorted(cs["judge"].unique()) == sorted(JUDGES) and set(cs["n"]) == {1}
+        assert "interviewsim view --data-root" in page.locator("#explorer").inner_text()
     assert not errors, errors
     assert all(u.startswith(base) or u.startswith("file://") or u.startswith("data:") for u in requests), requests
     saved = labels.read_text(encoding="utf-8").splitlines()
