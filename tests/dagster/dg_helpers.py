@@ -85,6 +85,20 @@ def run_everything(defs, instance, cfg, **kw) -> list[launch.RunOutcome]:
     return launch.execute(defs, instance, specs, progress=lambda _m: None)
 
 
+def automation_ticks(defs, instance, cursor: str | None, ticks: int = 2) -> tuple[dict[str, set[str]], str | None]:
+    """What ``ticks`` evaluations of the automation conditions request, as non-empty {asset: partition keys}, and the
+    cursor after them (the sensor's view: each tick sees what the one before requested)."""
+    import dagster as dg
+
+    requested: dict[str, set[str]] = {}
+    for _ in range(ticks):
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
+        cursor = result.cursor
+        for key in defs.resolve_asset_graph().get_all_asset_keys():
+            requested.setdefault(key.to_user_string(), set()).update(map(str, result.get_requested_partitions(key)))
+    return {k: v for k, v in requested.items() if v}, cursor
+
+
 def read_until(proc: subprocess.Popen, marker: str) -> tuple[list[str], threading.Event, threading.Thread]:
     """Read ``proc``'s output in a thread: (the lines so far, set once a line holds ``marker``, the thread)."""
     lines: list[str] = []

@@ -6,7 +6,7 @@ Small transcripts written by the test (``dg_helpers.write_transcripts``), the of
 from __future__ import annotations
 
 import dagster as dg
-from dg_helpers import CURATED, curating_config
+from dg_helpers import CURATED, automation_ticks, curating_config
 
 from interviewsim_core.loader import DOCUMENT_NAME
 from interviewsim_core.pipeline.storage import partition_path, read_frame
@@ -85,20 +85,12 @@ def test_an_edited_transcript_re_curates_its_personality_only(tmp_path):
 
 def test_automation_never_curates_and_only_refreshes_the_free_split_after_a_curation(tmp_path):
     cfg, defs, instance = _setup(tmp_path)
-    cursor = None
-    for _ in range(2):  # registered, nothing materialised: the automation curates nothing
-        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
-        assert result.total_requested == 0
-        cursor = result.cursor
+    requested, cursor = automation_ticks(defs, instance, None)
+    assert requested == {}  # registered, nothing materialised: the automation curates nothing
     job = defs.resolve_job_def(launch.PERSONALITY_JOB)
     assert job.execute_in_process(instance=instance, asset_selection=[CURATION], partition_key="ADA").success
-    requested: dict[str, set[str]] = {}
-    for _ in range(2):
-        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
-        cursor = result.cursor
-        for key in defs.resolve_asset_graph().get_all_asset_keys():
-            requested.setdefault(key.to_user_string(), set()).update(map(str, result.get_requested_partitions(key)))
-    assert {k: v for k, v in requested.items() if v} == {"heldout_split": {"ADA"}}  # no model step, no other personality
+    requested, _ = automation_ticks(defs, instance, cursor)
+    assert requested == {"heldout_split": {"ADA"}}  # no model step, no other personality
 
 
 def test_a_ui_launch_of_the_curation_passes_the_budget_gate_first(tmp_path):

@@ -12,7 +12,7 @@ import re
 
 import dagster as dg
 import pytest
-from dg_helpers import PEOPLE, curating_config, make_config, run_everything
+from dg_helpers import PEOPLE, automation_ticks, curating_config, make_config, run_everything
 
 from interviewsim_core.pipeline.steps import BY_NAME, steps_for
 from interviewsim_dagster import launch
@@ -63,20 +63,11 @@ def test_filling_a_new_method_needs_fill_on_before_the_method_is_added(tiny_corp
     defs = build_definitions(cfg)
     instance = dg.DagsterInstance.ephemeral()
     run_everything(defs, instance, cfg)
-    cursor = None
-    for _ in range(2):  # the sensor's first ticks: nothing missing, nothing requested
-        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
-        assert result.total_requested == 0
-        cursor = result.cursor
+    requested, cursor = automation_ticks(defs, instance, None)
+    assert requested == {}  # the sensor's first ticks: nothing missing, nothing requested
     grown = build_definitions(make_config(tiny_corpus, tmp_path / "data", methods="simple,chrono-100,chrono-500",
                                           automation_fill_new=True))
-    requested: dict[str, set[str]] = {}
-    for _ in range(2):
-        result = dg.evaluate_automation_conditions(defs=grown, instance=instance, cursor=cursor)
-        cursor = result.cursor
-        for key in grown.resolve_asset_graph().get_all_asset_keys():
-            requested.setdefault(key.to_user_string(), set()).update(map(str, result.get_requested_partitions(key)))
-    got = {k: v for k, v in requested.items() if v}
+    got, _ = automation_ticks(grown, instance, cursor)
     if not fill_first:
         assert got == {}
         return
