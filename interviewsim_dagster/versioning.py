@@ -35,7 +35,7 @@ SPLIT_VERSION = "split_version"
 
 TRANSCRIPTS_VERSION = "transcripts_version"
 """Metadata key on every curation (``prepared_input``) partition: the hash of what it read besides code and model
-(``curation.step.transcripts_versions``), with ``CURATION_SOURCES``, the folders it was computed from."""
+(``curation.step.transcripts_version``), with ``CURATION_SOURCES``, the folders it was computed from."""
 CURATION_SOURCES = "curation_sources"
 
 OPERATIONAL_SUFFIXES = ("cache_hit", "cache_key", "attempts", "cost_usd")
@@ -100,19 +100,19 @@ def reread_inputs(context: dg.AssetExecutionContext) -> None:
 
 def transcripts_metadata(cfg: EvalConfig, personality_id: str) -> dict[str, str]:
     """A curation partition's source version and where it was read (what ``transcripts_changed`` recomputes)."""
-    from interviewsim_core.curation.step import transcripts_versions
+    from interviewsim_core.curation.step import transcripts_version
 
     sources = {"transcripts": str(cfg.transcripts), "manifest": str(cfg.manifest), "corpus": str(cfg.corpus)}
-    return {TRANSCRIPTS_VERSION: transcripts_versions(**sources).get(personality_id, ""),
+    return {TRANSCRIPTS_VERSION: transcripts_version(**sources, pid=personality_id),
             CURATION_SOURCES: json.dumps(sources, sort_keys=True)}
 
 
 def transcripts_changed(metadata: Mapping[str, Any], personality_id: str) -> bool:
     """True when a curation partition's transcripts, manifest rows or review decisions changed since it was made
     (``interviewsim run`` then re-curates that personality, and only it). False for any other partition."""
-    from interviewsim_core.curation.step import transcripts_versions
+    from interviewsim_core.curation.step import transcripts_version
 
     recorded, sources = (getattr(metadata.get(k), "value", metadata.get(k)) for k in (TRANSCRIPTS_VERSION, CURATION_SOURCES))
     if recorded is None or sources is None:
         return False
-    return transcripts_versions(**json.loads(sources)).get(personality_id, "") != recorded
+    return transcripts_version(**json.loads(sources), pid=personality_id) != recorded

@@ -10,7 +10,7 @@ the first round whose answers it lacks: those calls are the next round. So every
 graph's scheduler and gateway (cache, budget gate, batching across personalities) and the curation is
 defined once, for ``interviewsim curate`` and the graph alike.
 
-Its data version (``transcripts_versions``): the personality's manifest rows, the sha256 of each file
+Its data version (``transcripts_version``): the personality's manifest rows, the sha256 of each file
 they name and its reviewers' decisions. ``interviewsim run`` re-curates a personality whose version
 changed and no other (``interviewsim_dagster/freshness.py``).
 """
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..pipeline.config import EvalConfig
     from .run import Outcome
 
-__all__ = ["curate_personality", "curation_personalities", "next_calls", "transcripts_versions"]
+__all__ = ["curate_personality", "curation_personalities", "next_calls", "transcripts_version", "transcripts_versions"]
 
 
 class _Needs(Exception):
@@ -113,40 +113,71 @@ def curation_personalities(cfg: EvalConfig) -> list[str]:
 
 
 def transcripts_versions(transcripts: Path | str, manifest: Path | str, corpus: Path | str) -> dict[str, str]:
-    """personality id -> hash of what its curation reads besides code and model: its manifest rows, the
-    sha256 of every file they name (transcripts, profiles) and the reviewers' decisions on its files."""
-    paths = [Path(transcripts), Path(manifest), Path(corpus) / "review.csv"]
-    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) if p.is_file() else (str(p), 0, 0) for p in paths)
-    files = Path(transcripts)
-    listing = tuple(sorted((str(f), f.stat().st_mtime_ns, f.stat().st_size)
-                           for f in files.rglob("*") if f.is_file())) if files.is_dir() else ()
-    return dict(_versions(str(transcripts), str(manifest), str(corpus), stamp, listing))
+    """personality id -> ``transcripts_version`` of each personality the manifest names."""
+    by_pid, _problems = _manifest_rows(str(manifest), _stamp(Path(manifest)))
+    return {pid: transcripts_version(transcripts, manifest, corpus, pid) for pid in sorted(by_pid)}
+
+
+def transcripts_version(transcripts: Path | str, manifest: Path | str, corpus: Path | str, pid: str) -> str:
+    """Hash of what ``pid``'s curation reads besides code and model: its manifest rows (in manifest order, which
+    breaks date ties; not their row numbers), the sha256 of every file they name (transcripts, profiles) and the
+    reviewers' decisions on its files; "" for a personality the manifest does not name.
+
+    Called for each curation partition when a run checks what is up to date, so it reads only this personality's
+    files: the manifest, the decisions and each file's sha256 are remembered while their size and mtime stay."""
+    by_pid, problems = _manifest_rows(str(manifest), _stamp(Path(manifest)))
+    if pid not in by_pid:
+        return ""
+    review_csv = Path(corpus) / "review.csv"
+    decisions = _decisions(str(corpus), _stamp(review_csv))
+    folder = Path(transcripts)
+    rows = []
+    for r in by_pid[pid]:
+        names = [r.get(f) for f in ("file", "profile_file", "long_profile_file")]
+        digests = [_digest(folder, f) if isinstance(f, str) and f else "" for f in names]
+        rows.append([r, digests, decisions.get(str(r.get("file")))])
+    return hashlib.sha256(json.dumps([list(problems), rows], sort_keys=True, default=str).encode("utf-8")).hexdigest()[:24]
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return (0, -1)
+    return (st.st_mtime_ns, st.st_size)
 
 
 @lru_cache(maxsize=8)
-def _versions(transcripts: str, manifest: str, corpus: str, _stamp: tuple, _listing: tuple) -> tuple[tuple[str, str], ...]:
+def _manifest_rows(manifest: str, _mtime_size: tuple[int, int]) -> tuple[dict[str, list[dict[str, Any]]], tuple[str, ...]]:
+    """The manifest's raw rows by personality id, and its problems (as text)."""
     from .manifest import _rows
+
+    raw, problems = _rows(Path(manifest))
+    by_pid: dict[str, list[dict[str, Any]]] = {}
+    for r in raw:
+        pid = r.get("personality_id")
+        if isinstance(pid, str) and pid.strip():
+            by_pid.setdefault(pid.strip(), []).append(r)
+    return by_pid, tuple(str(p) for p in problems)
+
+
+@lru_cache(maxsize=8)
+def _decisions(corpus: str, _mtime_size: tuple[int, int]) -> dict[str, Any]:
     from .review import read_decisions
 
-    folder = Path(transcripts)
-    raw, problems = _rows(Path(manifest))
-    decisions, _ = read_decisions(corpus)
-    by_pid: dict[str, list[Any]] = {}
-    for r in raw:  # a personality's rows in manifest order (it breaks date ties); not their row numbers
-        pid = r.get("personality_id")
-        if not isinstance(pid, str) or not pid.strip():
-            continue
-        names = [r.get(f) for f in ("file", "profile_file", "long_profile_file")]
-        digests = [_digest(folder, f) if isinstance(f, str) and f else "" for f in names]
-        by_pid.setdefault(pid.strip(), []).append([r, digests, decisions.get(str(r.get("file")))])
-    return tuple(sorted((pid, hashlib.sha256(json.dumps([[str(p) for p in problems], rows], sort_keys=True,
-                                                         default=str).encode("utf-8")).hexdigest()[:24])
-                        for pid, rows in by_pid.items()))
+    return read_decisions(corpus)[0]
 
 
 def _digest(folder: Path, rel: str) -> str:
     path = folder / rel
+    if not path.is_file():
+        return "missing"
+    return _file_sha256(str(path), _stamp(path))
+
+
+@lru_cache(maxsize=65536)
+def _file_sha256(path: str, _mtime_size: tuple[int, int]) -> str:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
         return "unreadable"
