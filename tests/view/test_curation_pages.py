@@ -153,3 +153,34 @@ def test_a_folder_without_curation_output_gets_a_message(tmp_path, corpus):
     assert res.exit_code == 2 and "no curation_report.json" in res.output
     res = CliRunner().invoke(app, ["view"])
     assert res.exit_code == 2 and "--corpus" in res.output
+
+
+def test_view_config_opens_the_runs_own_folders_and_flags_win(curated, corpus, tmp_path, monkeypatch):
+    """``view --config`` serves the config's data root and, because it curates, its corpus' review pages;
+    ``--corpus`` beside it wins; a config that does not curate gives no review pages (its corpus is input)."""
+    import uvicorn
+
+    from interviewsim_cli import app
+
+    raw, manifest, _ = curated
+    served = []
+    monkeypatch.setattr(uvicorn, "run", lambda application, **kw: served.append(application))
+    data_root = tmp_path / "data_out"
+    data_root.mkdir()
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(f"data_root: {data_root}\ntranscripts: {raw}\nmanifest: {manifest}\ncorpus: {corpus}\n")
+    res = CliRunner().invoke(app, ["view", "--config", str(cfg)])
+    assert res.exit_code == 0, res.output
+    assert f"curation review of {corpus}" in res.output and str(data_root) in res.output
+    assert TestClient(served[-1]).get(urls.curation()).status_code == 200
+
+    empty = tmp_path / "not_curated"
+    empty.mkdir()
+    res = CliRunner().invoke(app, ["view", "--config", str(cfg), "--corpus", str(empty)])
+    assert res.exit_code == 2 and "no curation_report.json" in res.output  # the flag won
+
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(f"data_root: {data_root}\ncorpus: {corpus}\n")
+    res = CliRunner().invoke(app, ["view", "--config", str(plain)])
+    assert res.exit_code == 0 and "curation review" not in res.output, res.output
+    assert TestClient(served[-1]).get(urls.curation()).status_code == 409
