@@ -1,15 +1,16 @@
-"""The curation as a step of the graph (``curation/step.py``): one personality, round by round, gives the
-corpus the batched ``interviewsim curate`` gives; a refused personality is a table, not a document."""
+"""The curation as steps of the graph (``curation/step.py``): one personality, step by step, each reading the
+tables of the steps before it, gives the corpus the batched ``interviewsim curate`` gives; a refused personality
+is a table, not a document."""
 
 from __future__ import annotations
 
 import json
 
 from interviewsim_core.curation.run import curate
-from interviewsim_core.curation.step import curate_personality, curation_personalities, next_calls, \
-    transcripts_versions
-from interviewsim_core.pipeline.calls import run_calls
+from interviewsim_core.curation.step import CURATION_STEPS, curation_personalities, transcripts_versions
 from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_core.pipeline.runner import run_steps
+from interviewsim_core.pipeline.steps import Cell
 
 from curation_fixtures import FORMATS, PERSON, write_manifest
 
@@ -31,16 +32,16 @@ def _fixture(tmp_path):
     return d, manifest, cfg
 
 
+def _no_split(pid):
+    raise AssertionError(f"the curation of {pid} read a split")
+
+
 def _step(cfg, pid, runner) -> tuple[object, int]:
-    """What the graph's scheduler does with the step: send each round, replan, then assemble."""
-    results: dict = {}
-    rounds = 0
-    calls = next_calls(cfg, pid, results)
-    while calls:
-        rounds += 1
-        results.update(run_calls(runner, calls))
-        calls = next_calls(cfg, pid, results)
-    return curate_personality(cfg, pid, results), rounds
+    """What the graph's scheduler does with one partition: the curation's steps in order, each model step's calls
+    sent as one round, each table written and read by the next; returns ``prepared_input`` and the rounds sent."""
+    tables = run_steps(cfg, {name: [Cell(pid)] for name in CURATION_STEPS}, _no_split, [pid], [], gateway=runner)
+    rounds = sum(int(tables[name]["calls"].iloc[0]) > 0 for name in CURATION_STEPS[1:-1])
+    return tables["prepared_input"], rounds
 
 
 def test_one_personality_round_by_round_writes_what_the_batched_curation_writes(tmp_path, runner) -> None:
@@ -57,7 +58,11 @@ def test_one_personality_round_by_round_writes_what_the_batched_curation_writes(
         [len(c.pairs) for c in batched.transcripts["P"]]
     assert (cfg.corpus / "categories.csv").read_text().splitlines()[1:] == \
         [line for line in (tmp_path / "batched" / "categories.csv").read_text().splitlines() if line.startswith("P,")]
-    _step(cfg, "Q", runner)  # the next personality's row joins categories.csv, P's stays
+    for name in CURATION_STEPS:  # one run per step, as a Dagster run of one asset: each reads the Parquet before it
+        run_steps(cfg, {name: [Cell("Q")]}, _no_split, ["Q"], [], gateway=runner)
+    for name in ("prepared_input.json", "provenance.json"):
+        assert (cfg.corpus / "Q" / name).read_bytes() == (tmp_path / "batched" / "Q" / name).read_bytes()
+    # the next personality's row joins categories.csv, P's stays
     assert [line.split(",")[0] for line in (cfg.corpus / "categories.csv").read_text().splitlines()] == \
         ["personality_id", "P", "Q"]
 
