@@ -27,11 +27,11 @@ def main(argv: list[str] | None = None) -> int:
     from interviewsim_core.curation.run import curate
     from interviewsim_core.curation.sample_transcripts import write_sample_transcripts
     from interviewsim_core.curation.stage import curation_model
-    from interviewsim_core.curation.step import CURATION_STEPS, curation_personalities
+    from interviewsim_core.curation.step import curation_personalities
     from interviewsim_core.factories import make_gateway
     from interviewsim_core.pipeline.config import EvalConfig
     from interviewsim_core.pipeline.runner import cells_of, run_steps
-    from interviewsim_core.pipeline.steps import BY_NAME
+    from interviewsim_core.pipeline.steps import BY_NAME, CURATION_STEPS
 
     def no_split(pid):
         raise RuntimeError(pid)

@@ -45,12 +45,8 @@ from .run import Curated, Outcome
 if TYPE_CHECKING:
     from ..pipeline.config import EvalConfig
 
-__all__ = ["CURATION_STEPS", "assemble_step", "corpus_step", "curation_personalities", "ingest_step", "outcome_of",
+__all__ = ["assemble_step", "corpus_step", "curation_personalities", "ingest_step", "outcome_of",
            "plan_step", "transcripts_version", "transcripts_versions"]
-
-CURATION_STEPS = ("transcript_turns", "speaker_turns", "transcript_quality", "qa_pairs", "qa_tags", "prepared_input")
-"""The curation's assets in graph order; a model call's key starts with its step's name."""
-
 
 def _loads(text: Any, default: Any = None) -> Any:
     return default if text is None or (isinstance(text, float) and text != text) or text == "" else json.loads(text)
@@ -130,7 +126,8 @@ _COLUMNS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[..., None]]] =
     "qa_pairs": (_pairs_cols, _read_pairs),
     "qa_tags": (_tags_cols, _read_tags),
 }
-"""Each intermediate step's own columns: written from a transcript's ``Curated`` and read back onto it."""
+"""Each step's own columns before ``prepared_input``, in graph order: written from a transcript's ``Curated`` and
+read back onto it."""
 
 _Mark = tuple[int, int, int, int]
 
@@ -159,7 +156,7 @@ def outcome_of(pid: str, tables: Mapping[str, pd.DataFrame]) -> Outcome:
     items = [Curated(row=ManifestRow.model_validate_json(r)) for f, r in zip(first["file"], first["row"]) if f]
     if items:
         outcome.transcripts[pid] = items
-    for name in CURATION_STEPS:
+    for name in _COLUMNS:  # graph order
         if name not in tables:
             continue
         records = tables[name].to_dict("records")

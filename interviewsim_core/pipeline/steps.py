@@ -698,6 +698,9 @@ STEPS: tuple[Step, ...] = (
 
 BY_NAME: dict[str, Step] = {s.name: s for s in STEPS}
 
+CURATION_STEPS: tuple[str, ...] = tuple(s.name for s in STEPS if s.curation)
+"""The curation's steps in graph order: ``transcript_turns`` .. ``prepared_input`` (``curation/step.py``)."""
+
 
 def steps_for(cfg: EvalConfig) -> tuple[Step, ...]:
     """The steps this configuration runs (``user_premise_verdicts`` only when its file is configured)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dagster as dg
 from dg_helpers import CURATED, automation_ticks, curating_config
 
-from interviewsim_core.curation.step import CURATION_STEPS
+from interviewsim_core.pipeline.steps import CURATION_STEPS
 from interviewsim_core.loader import DOCUMENT_NAME
 from interviewsim_core.pipeline.storage import partition_path, read_frame
 from interviewsim_dagster import freshness, launch

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 from interviewsim_core.curation.run import curate
-from interviewsim_core.curation.step import CURATION_STEPS, curation_personalities, transcripts_versions
+from interviewsim_core.curation.step import curation_personalities, transcripts_versions
 from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_core.pipeline.runner import run_steps
-from interviewsim_core.pipeline.steps import Cell
+from interviewsim_core.pipeline.steps import CURATION_STEPS, Cell
 
 from curation_fixtures import FORMATS, PERSON, write_manifest
 

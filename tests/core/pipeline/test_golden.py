@@ -55,7 +55,7 @@ def test_dagster_demo_curates_raw_transcripts_and_fills_the_breakdowns(tmp_path,
     from typer.testing import CliRunner
 
     from interviewsim_cli import app
-    from interviewsim_core.curation.step import CURATION_STEPS
+    from interviewsim_core.pipeline.steps import CURATION_STEPS
     from interviewsim_core.loader import load_corpus, validate_paths
     from interviewsim_core.sample_corpus import SAMPLE_CORPUS_DIR
     from interviewsim_core.schema import THEMATIC_CATEGORIES
