@@ -46,9 +46,11 @@ if TYPE_CHECKING:
     from ..pipeline.config import EvalConfig
 
 __all__ = ["assemble_step", "corpus_step", "curation_personalities", "ingest_step", "outcome_of",
-           "plan_step", "transcripts_version", "transcripts_versions"]
+           "plan_step", "step_table", "transcripts_version", "transcripts_versions"]
+
 
 def _loads(text: Any, default: Any = None) -> Any:
+    """A JSON cell's value; ``default`` for a null or empty cell (a step that did not reach the transcript)."""
     return default if text is None or (isinstance(text, float) and text != text) or text == "" else json.loads(text)
 
 
