@@ -108,3 +108,37 @@ def test_partition_by_partition_the_report_the_review_pages_read_matches_the_bat
     report = json.loads((cfg.corpus / "curation_report.json").read_text())
     assert sorted(report["written"]) == ["P", "Q"] and "model_calls" not in report
     assert sum("empty.txt" in p for p in report["problems"]) == 1
+
+
+def test_each_step_writes_its_own_table_and_a_later_step_re_runs_alone_from_the_stored_ones(tmp_path, runner) -> None:
+    """A reviewer's decision re-made by ``transcript_quality`` and the steps after it, each in a run of its own
+    reading the Parquet the steps before it wrote (as a Dagster run of those assets does): ingest and attribution
+    are not re-run, and the document leaves the rejected transcript out."""
+    from interviewsim_core.curation.review import record_decision
+    from interviewsim_core.pipeline.storage import partition_path, read_frame
+
+    _d, _m, cfg = _fixture(tmp_path)
+    _step(cfg, "P", runner)
+    tables = {name: read_frame(partition_path(cfg.data_root, name, "P")) for name in CURATION_STEPS}
+    files = [f"P_{name}" for name, _r in FORMATS.values()]
+    assert all(list(t["file"]) == files for t in tables.values())  # one row per manifest row, in every table
+    turns = tables["transcript_turns"]
+    assert turns["calls"].iloc[0] == 0 and all(json.loads(t) for t in turns["turns"])  # ingest: no model
+    assert set(tables["speaker_turns"]["roles"].iloc[0]) <= {"person", "interviewer", "other"}
+    assert tables["transcript_quality"]["kept"].all() and tables["transcript_quality"]["review_decision"].isna().all()
+    assert [len(json.loads(p)) for p in tables["qa_pairs"]["pairs"]] == list(tables["prepared_input"]["pairs"])
+    assert tables["qa_tags"]["category"].iloc[0] and tables["qa_tags"]["calls"].iloc[0] == len(files) + 1
+
+    rejected = files[0]
+    record_decision(cfg.corpus, rejected, "reject", "a panel, not an interview")
+    made = {name: partition_path(cfg.data_root, name, "P").stat().st_mtime_ns for name in CURATION_STEPS[:2]}
+    for name in CURATION_STEPS[2:]:
+        run_steps(cfg, {name: [Cell("P")]}, _no_split, ["P"], [], gateway=runner)
+    assert {name: partition_path(cfg.data_root, name, "P").stat().st_mtime_ns for name in CURATION_STEPS[:2]} == made
+    quality = read_frame(partition_path(cfg.data_root, "transcript_quality", "P")).set_index("file")
+    assert quality.loc[rejected, "review_decision"] == "reject" and not quality.loc[rejected, "kept"]
+    assert bool(quality.loc[rejected, "quality_kept"])  # the model's own verdict kept beside the reviewer's
+    pairs = read_frame(partition_path(cfg.data_root, "qa_pairs", "P")).set_index("file")
+    assert json.loads(pairs.loc[rejected, "pairs"]) == []  # not structured: excluded
+    doc = json.loads((cfg.corpus / "P" / "prepared_input.json").read_text(encoding="utf-8"))
+    assert len(doc["interviews"]) == len(files) - 1
