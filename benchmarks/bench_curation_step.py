@@ -1,7 +1,8 @@
-"""The curation as the graph's step (``prepared_input``, ``curation/step.py``) against the batched ``curate``.
+"""The curation as the graph's steps (``transcript_turns`` .. ``prepared_input``, ``curation/step.py``) against
+the batched ``curate``.
 
-The step replays a personality's curation once per round of calls (ingest and rules again each time) so
-the graph's scheduler sends every call; this measures what that costs. On the synthetic sample's raw
+Each step rebuilds a personality's state from the tables of the steps before it and writes its own table
+(Parquet), so the graph's scheduler sends every call; this measures what that costs. On the synthetic sample's raw
 transcripts (``interviewsim sample-transcripts``: 60 interviews in four formats), offline model through
 the gateway, each way with its own fresh cache: a first run and a re-run (every call from the cache),
 wall and CPU seconds (after one untimed warm-up curation), and whether both wrote the same documents (they
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     from interviewsim_core.factories import make_gateway
     from interviewsim_core.pipeline.config import EvalConfig
     from interviewsim_core.pipeline.runner import cells_of, run_steps
-    from interviewsim_core.pipeline.steps import BY_NAME
+    from interviewsim_core.pipeline.steps import BY_NAME, CURATION_STEPS
 
     def no_split(pid):
         raise RuntimeError(pid)
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
                     if way == "batched":
                         curate(cfg.transcripts, cfg.manifest, gw, curation_model(cfg), out=cfg.corpus)
                     else:
-                        run_steps(cfg, {"prepared_input": cells_of(BY_NAME["prepared_input"], pids, [])}, no_split,
+                        run_steps(cfg, {n: cells_of(BY_NAME[n], pids, []) for n in CURATION_STEPS}, no_split,
                                   pids, [], gateway=gw, keep=())
                 print(f"{way:8s} {attempt:9s}: {time.perf_counter() - wall:5.1f} s wall, "
                       f"{time.process_time() - cpu:5.1f} s CPU ({len(pids)} personalities)")

@@ -1,7 +1,7 @@
 """``run`` and ``plan`` with ``--transcripts DIR --manifest FILE``: the curation before the evaluation (issue 31).
 
 ``run`` plans the curation (the budget gate, when its model has a price), materialises the graph's curation
-asset (``prepared_input``, one partition per personality of the manifest) on the Dagster instance through the
+assets (``transcript_turns`` to ``prepared_input``, one partition per personality of the manifest) on the Dagster instance through the
 run's gateway and cache (a re-run skips the personalities whose inputs did not change), prints what was kept,
 written, excluded and refused, then evaluates what was written, as the rest of the same graph. ``plan`` prints the curation's calls first, then the evaluation's
 when the corpus exists (before the first curation it does not: the evaluation's calls depend on the pairs
@@ -19,7 +19,7 @@ from . import outcome
 
 
 def curate_before_run(cfg, personalities, yes: bool, is_tty, force: bool = False, verbose: bool = False) -> None:
-    """Materialise the graph's curation (``prepared_input``) for the manifest's personalities on the instance, then
+    """Materialise the graph's curation (its assets, ``transcript_turns`` to ``prepared_input``) for the manifest's personalities on the instance, then
     print what was kept, written, excluded and refused; exit 7 when its plan is over budget and not accepted,
     exit 4 when no personality has a document to evaluate. Up-to-date partitions are skipped (``--force`` re-runs
     them, from the cache): only a personality whose transcripts, manifest rows or reviews changed is re-curated."""
@@ -54,12 +54,13 @@ def curate_before_run(cfg, personalities, yes: bool, is_tty, force: bool = False
 
 
 def _materialise_curation(cfg, personalities, tags: dict[str, str], force: bool, verbose: bool) -> list[str]:
-    """(DAGSTER_HOME set up by the caller.) Register the manifest's personalities and run ``prepared_input`` for them, stage by stage in this process
+    """(DAGSTER_HOME set up by the caller.) Register the manifest's personalities and run the curation's assets for them, stage by stage in this process
     (one stage: the worker process streams several), holding the data root's claim; returns the personalities."""
     import dagster as dg
 
     from interviewsim_core.errors import ConfigError
     from interviewsim_core.pipeline.data_root_claims import claim, config_identity
+    from interviewsim_core.pipeline.steps import steps_for
     from interviewsim_dagster.defs.corpus.partitions import PERSONALITY
     from interviewsim_dagster.definitions import build_definitions
     from interviewsim_dagster.launch import execute, plan_runs
@@ -85,7 +86,8 @@ def _materialise_curation(cfg, personalities, tags: dict[str, str], force: bool,
         if new:
             instance.add_dynamic_partitions(PERSONALITY, new)
             typer.echo(f"registered {len(new)} personality partition(s) from the manifest: {', '.join(new)}")
-        specs = plan_runs(defs, instance, cfg.methods, chosen, None, "prepared_input")
+        curation = ",".join(s.name for s in steps_for(cfg) if s.curation)  # transcript_turns ... prepared_input
+        specs = plan_runs(defs, instance, cfg.methods, chosen, None, curation)
         outcomes = execute(defs, instance, specs, progress=typer.echo, dagster_log_level="INFO" if verbose else "WARNING",
                            skip_up_to_date=not force, tags=tags)
     if not all(o.success for o in outcomes):

@@ -275,7 +275,7 @@ def plan_run(config, personalities: Sequence[str] | None = None, methods: Sequen
     method_names = [getattr(m, "name", m) for m in (methods if methods is not None else config.methods)]
     cfg = config.model_copy(update={"embedding_model": OFFLINE_EMBEDDING})
     check_retrieval_embedder(cfg, method_names)
-    model_steps = [s.name for s in steps_for(cfg) if s.plan is not None and not s.makes_document]  # the
+    model_steps = [s.name for s in steps_for(cfg) if s.plan is not None and not s.curation]  # the
     # curation's calls are planned by curation/plan.py: it writes the corpus this planner walks
     counted = set(model_steps if steps is None else steps)
     unknown = sorted(counted - set(model_steps))

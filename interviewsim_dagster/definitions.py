@@ -72,7 +72,7 @@ def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = 
         *build_generation_checks(targets["generations"], cfg),
         *build_mcq_checks(targets["mcq_answers"], cfg),
         # The curation's table holds transcripts, not call rows: its failed calls are its refusals (``refused``).
-        *(build_invalid_rate_check(targets[s.name], cfg) for s in steps_for(cfg) if s.calls_models and not s.makes_document),
+        *(build_invalid_rate_check(targets[s.name], cfg) for s in steps_for(cfg) if s.calls_models and not s.curation),
     ]
     jobs = [dg.define_asset_job(st.job, selection=dg.AssetSelection.assets(*[s.name for s in st.steps]),
                                 description=JOB_DESCRIPTIONS[st.job])

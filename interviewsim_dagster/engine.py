@@ -53,7 +53,7 @@ def run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selecte
     cells = [parts.cell(selected[0], k) for k in keys]
     key_of = dict(zip(cells, keys))
     corpus = getattr(context.resources, CORPUS)
-    curating = any(s.makes_document for s in selected)  # the run writes the documents: none is required yet
+    curating = any(s.curation for s in selected)  # the run writes the documents: none is required yet
     files = _valid_files(corpus, cells) if not curating else {}
     people = sorted({c.personality for c in cells if c.personality is not None})
     registered = list(context.instance.get_dynamic_partitions(PERSONALITY))
@@ -222,9 +222,9 @@ def _gate(context: dg.AssetExecutionContext, cfg: EvalConfig, selected: Sequence
 
     methods = sorted({c.method for c in cells if c.method is not None}) or None
     t0 = time.monotonic()
-    curation = [s for s in model_steps if s.makes_document]
+    curation = [s for s in model_steps if s.curation]
     plan = _plan_curation(context, cfg, curation, people)
-    evaluated = [s.name for s in model_steps if not s.makes_document]
+    evaluated = [s.name for s in model_steps if not s.curation]
     curated = people
     if evaluated and curation:  # the evaluation of a personality not curated yet is planned once its document exists
         from interviewsim_core.loader import DOCUMENT_NAME
@@ -267,7 +267,7 @@ def _plan_curation(context, cfg: EvalConfig, steps: Sequence[Step], people: list
         return RunPlan(lines=())
     context.log.info("plan: the evaluation steps of this run are planned for the personalities already curated; "
                      "the others' depend on the pairs their curation finds")
-    return plan_curation_of(cfg, people)
+    return plan_curation_of(cfg, people, [s.name for s in steps])
 
 
 def _float(text: str | None) -> float | None:

@@ -118,6 +118,8 @@ def automation(step: Step, cfg: EvalConfig) -> dg.AutomationCondition | None:
     the sensor never launches it (it runs when a person asks)."""
     cron = cfg.rescore_cron
     fill = fill_new(cfg.automation_fill_new)
+    if step.curation:  # when a person asks (or, opted in, for a new partition): never after an upstream update
+        return fill
     if step.calls_models:
         return rescore_on_judge_change(cron, fill) if step.trigger is Trigger.JUDGE_CHANGE else fill
     if not any(BY_NAME[i.step].enabled(cfg) for i in step.inputs):  # the split, uncurated: a root; free, but

@@ -21,6 +21,8 @@ from dataclasses import replace
 
 import dagster as dg
 
+from interviewsim_core.pipeline.steps import BY_NAME
+
 from .batching import FAILED_CALLS
 from .defs.corpus.partitions import METHOD, PERSONALITY, dims_of, pxm_key
 from .versioning import SPLIT_VERSION, transcripts_changed
@@ -78,7 +80,9 @@ def is_up_to_date(graph, instance: dg.DagsterInstance, key: dg.AssetKey, partiti
     tags = mat.asset_materialization.tags or {}
     if node.code_version is not None and tags.get(CODE_VERSION_TAG) != node.code_version:
         return False
-    if partition is not None and split_versions:
+    step = BY_NAME.get(key.path[-1])
+    if partition is not None and split_versions and not (step is not None and step.curation and not step.makes_document):
+        # (a curation step before prepared_input is made before the document: it records no split version)
         person = dims_of(node.partitions_def, partition).get(PERSONALITY)
         recorded = metadata.get(SPLIT_VERSION)
         if person in split_versions and getattr(recorded, "value", recorded) != split_versions[person]:

@@ -42,10 +42,11 @@ def partition_metadata(cfg: EvalConfig, split: Callable[[str], Any]) -> Callable
             found.update(present(cfg, cell, inputs(), out))
         if isinstance(out, pd.DataFrame):
             found.update(table_metadata(out, means=step.means))
-        if step.makes_document:  # the curation: what it read; the split of a personality it refused does not exist
-            found.update(transcripts_metadata(cfg, cell.personality))
-            if not (isinstance(out, pd.DataFrame) and bool(out["written"].any())):
-                return found
+        if step.curation:  # made before the personality's document: no split version, except on the step that writes it
+            if not step.inputs:  # the curation's first step (it reads the files): what it read
+                found.update(transcripts_metadata(cfg, cell.personality))
+            if not (step.makes_document and isinstance(out, pd.DataFrame) and bool(out["written"].any())):
+                return found  # the split of a personality the curation refused does not exist
         if cell.personality is not None:
             if cell.personality not in versions:
                 versions[cell.personality] = split_version(split(cell.personality))

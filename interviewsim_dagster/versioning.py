@@ -34,8 +34,10 @@ SPLIT_VERSION = "split_version"
 """Metadata key on every partitioned materialisation: the hash of the personality's split it was made from."""
 
 TRANSCRIPTS_VERSION = "transcripts_version"
-"""Metadata key on every curation (``prepared_input``) partition: the hash of what it read besides code and model
-(``curation.step.transcripts_version``), with ``CURATION_SOURCES``, the folders it was computed from."""
+"""Metadata key on every partition of the curation's first asset (``transcript_turns``, which reads the files): the
+hash of what the curation reads besides code and model (``curation.step.transcripts_version``), with
+``CURATION_SOURCES``, the folders it was computed from. A change makes that partition outdated, and with it every
+curation asset after it in the same run (``freshness.narrow``)."""
 CURATION_SOURCES = "curation_sources"
 
 OPERATIONAL_SUFFIXES = ("cache_hit", "cache_key", "attempts", "cost_usd")

@@ -14,7 +14,7 @@ gateway's cache, plan and budget gate apply):
 - ``compare``     pairs found / matched / missed / extra against a reference corpus.
 - ``review``      human verification decisions (review.csv), honoured by a re-run.
 - ``sample_transcripts`` the synthetic sample as raw transcripts in the four formats.
-- ``run``         the steps in order (``interviewsim curate``, and the graph's step below).
-- ``step``        the curation as the graph's ``prepared_input`` step, one personality per partition.
+- ``run``         the step functions, and ``curate_with`` composing them (``interviewsim curate``, ``plan``).
+- ``step``        the curation as the graph's steps (``transcript_turns`` .. ``prepared_input``), per personality.
 - ``stage``       the curation as a run's first stage: the config's switch, model and plan.
 """

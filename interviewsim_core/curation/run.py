@@ -1,8 +1,9 @@
 """The curation steps in order: manifest -> ingest -> attribution -> quality -> QA -> tags -> corpus.
 
-Defined once for ``interviewsim curate`` (``curate``: every personality, each round through the gateway) and
-the graph's ``prepared_input`` step (``curate_with`` for one personality, each round answered by the
-scheduler: ``step.py``).
+Defined once, as step functions (``ingest``; a ``*_calls`` / apply pair per model step; ``build_corpus``)
+over an ``Outcome``: ``curate_with`` composes them for ``interviewsim curate`` (``curate``: every
+personality, each step's calls in one gateway batch) and ``plan.py``; the graph's curation steps
+(``step.py``) call each one for one personality, on the state rebuilt from the tables before it.
 
 Each model step plans its calls for every personality first and runs them in one gateway batch
 (``pipeline.calls.run_calls``: cache, cost plan and budget gate apply, re-runs are free). A
@@ -89,8 +90,7 @@ class Outcome:
 
 
 Ask = Callable[[list[PlannedCall]], Mapping[Hashable, Any]]
-"""Answers one round of planned calls: the gateway (``run_calls``) in ``curate``; in the step table's
-curation step (``curation/step.py``), the answers the graph's scheduler got so far."""
+"""Answers one step's planned calls: the gateway (``run_calls``) in ``curate``; a planning runner in ``plan.py``."""
 
 
 def _run(ask: Ask, planned: list[PlannedCall], outcome: Outcome) -> Mapping[Hashable, Any]:
@@ -115,15 +115,35 @@ def curate(folder: Path | str, manifest: Path | str, gateway: CallRunner, model:
 def curate_with(folder: Path | str, manifest: Path | str, ask: Ask, model: ModelConfig,
                 out: Path | str | None = None, personalities: Collection[str] | None = None,
                 write: bool = True) -> Outcome:
-    """The curation, each round of model calls answered by ``ask``.
+    """The curation, each round of model calls answered by ``ask``: the step functions below in order, every
+    personality's calls of one step in one round (the graph's steps call the same functions per personality).
 
-    ``personalities``: curate only these (the graph's curation step curates one partition); the
-    corpus-wide ``curation_report.json`` and ``categories.csv`` then keep the other personalities' entries
-    (updated under ``corpus.corpus_lock``, so the explorer's review pages read either way of curating). ``out`` is also where reviewers'
-    decisions are read from; ``write=False`` reads them but writes nothing and builds no document (the step's
-    planning rounds and ``plan.py``: every call is made before the corpus is built, and a personality under
-    the split's minimum is still refused, so ``refused`` stays true; ``documents`` stays empty).
+    ``personalities``: curate only these; the corpus-wide ``curation_report.json`` and ``categories.csv`` then
+    keep the other personalities' entries (updated under ``corpus.corpus_lock``, so the explorer's review pages
+    read either way of curating). ``out`` is also where reviewers' decisions are read from; ``write=False``
+    reads them but writes nothing and builds no document (``plan.py``: every call is made before the corpus is
+    built, and a personality under the split's minimum is still refused, so ``refused`` stays true;
+    ``documents`` stays empty).
     """
+    folder = Path(folder)
+    outcome = ingest(folder, manifest, personalities)
+    attribute(outcome, _run(ask, attribution_calls(outcome, model), outcome))
+    judge_quality(outcome, _run(ask, quality_calls(outcome, model), outcome), out)
+    structure(outcome, _run(ask, structuring_calls(outcome, model), outcome))
+    tag(outcome, _run(ask, tagging_calls(outcome, folder, model), outcome))
+    build_corpus(outcome, folder, model, out, personalities, write)
+    return outcome
+
+
+def live(outcome: Outcome) -> dict[str, list[Curated]]:
+    """The personalities still being curated: ingested, and refused by no step so far."""
+    return {pid: items for pid, items in outcome.transcripts.items() if pid not in outcome.refused}
+
+
+def ingest(folder: Path | str, manifest: Path | str, personalities: Collection[str] | None = None) -> Outcome:
+    """Step 1 (no model): the manifest's rows of ``personalities`` (default: all) and every file they name
+    as ordered turns. A personality with a manifest problem, an unreadable or unrecognised file, or no row
+    is refused here (``outcome.refused``), with every problem listed."""
     folder = Path(folder)
     outcome = Outcome()
     m = read_manifest(manifest, folder)
@@ -140,22 +160,25 @@ def curate_with(folder: Path | str, manifest: Path | str, ask: Ask, model: Model
         _refuse(outcome, pid, "a manifest row of this personality has a problem")
     for pid in sorted(unnamed - m.refused):
         _refuse(outcome, pid, "no row of the manifest names this personality")
-
-    # ingest (no model)
     for pid, items in by_pid.items():
         for c in items:
             c.transcript, file_problems = ingest_file(folder, c.row.file)
             outcome.problems += file_problems
             if file_problems:
                 _refuse(outcome, pid, f"{c.row.file}: {file_problems[0].rule}")
-    live = {pid: items for pid, items in by_pid.items() if pid not in outcome.refused}
     outcome.transcripts = dict(by_pid)
+    return outcome
 
-    # speaker attribution: the rule, then one model call per transcript with unplaced labels
-    planned = [p for pid, items in live.items() for c in items
-               for p in attribution.plan(pid, c.transcript, c.row, model)]
-    results = _run(ask, planned, outcome)
-    for pid, items in live.items():
+
+def attribution_calls(outcome: Outcome, model: ModelConfig) -> list[PlannedCall]:
+    """Step 2's calls (speaker attribution): one per transcript with labels the rule cannot place."""
+    return [p for pid, items in live(outcome).items() for c in items
+            for p in attribution.plan(pid, c.transcript, c.row, model)]
+
+
+def attribute(outcome: Outcome, results: Mapping[Hashable, Any]) -> None:
+    """Step 2: every turn's role (rule + answers); a failed call or a person who never speaks refuses the personality."""
+    for pid, items in live(outcome).items():
         for c in items:
             c.attributions, att_problems = attribution.assemble(pid, c.transcript, c.row, results)
             outcome.problems += att_problems
@@ -163,38 +186,55 @@ def curate_with(folder: Path | str, manifest: Path | str, ask: Ask, model: Model
                 _refuse(outcome, pid, f"{c.row.file}: {att_problems[0].rule}")
             else:
                 c.roles = attribution.roles_of(c.transcript, c.attributions)
-    live = {pid: items for pid, items in live.items() if pid not in outcome.refused}
 
-    # quality control: one call per transcript
-    results = _run(ask, [quality.plan(pid, c.row.person_name, c.transcript, c.roles, model)
-                             for pid, items in live.items() for c in items], outcome)
-    decisions, review_problems = review.read_decisions(out) if out is not None else ({}, [])
+
+def quality_calls(outcome: Outcome, model: ModelConfig) -> list[PlannedCall]:
+    """Step 3's calls (quality control): one per transcript; it reads the roles of step 2."""
+    return [quality.plan(pid, c.row.person_name, c.transcript, c.roles, model)
+            for pid, items in live(outcome).items() for c in items]
+
+
+def judge_quality(outcome: Outcome, results: Mapping[Hashable, Any], corpus: Path | str | None) -> None:
+    """Step 3: each transcript's verdict, then the reviewer's decision recorded under ``corpus`` (it wins)."""
+    decisions, review_problems = review.read_decisions(corpus) if corpus is not None else ({}, [])
     outcome.warnings += [str(p) for p in review_problems]
-    for pid, items in live.items():
+    for pid, items in live(outcome).items():
         for c in items:
             c.quality = quality.verdict(pid, c.transcript, results)
             c.review = decisions.get(c.row.file)  # human verification wins over the automated verdict
             c.keep, c.kind, c.reason = review.apply(c.quality, c.review)
 
-    # QA structuring: one call per kept transcript (the offline model answers with the rule)
-    results = _run(ask, [structuring.plan(pid, c.row.person_name, c.transcript, c.roles, model)
-                             for pid, items in live.items() for c in items if c.keep], outcome)
-    for pid, items in live.items():
+
+def structuring_calls(outcome: Outcome, model: ModelConfig) -> list[PlannedCall]:
+    """Step 4's calls (QA structuring): one per kept transcript (the offline model answers with the rule)."""
+    return [structuring.plan(pid, c.row.person_name, c.transcript, c.roles, model)
+            for pid, items in live(outcome).items() for c in items if c.keep]
+
+
+def structure(outcome: Outcome, results: Mapping[Hashable, Any]) -> None:
+    """Step 4: the QA pairs of every kept transcript, with their raw spans; a failed call is a warning."""
+    for pid, items in live(outcome).items():
         for c in items:
             if c.keep:
                 c.pairs, failure = structuring.assemble(pid, c.transcript, results)
                 if failure:
                     outcome.warnings.append(failure)
 
-    # thematic tagging: one call per kept transcript with pairs, one per personality
-    planned = [p for pid, items in live.items() for c in items if c.keep
+
+def tagging_calls(outcome: Outcome, folder: Path | str, model: ModelConfig) -> list[PlannedCall]:
+    """Step 5's calls (thematic tagging): one per kept transcript with pairs, one per personality (its category)."""
+    people = live(outcome)
+    planned = [p for pid, items in people.items() for c in items if c.keep
                for p in tagging.plan_pairs(pid, c.row.file, c.pairs, model)]
-    profiles = {pid: _profiles(folder, items) for pid, items in live.items()}
-    planned += [tagging.plan_category(pid, items[0].row.person_name, profiles[pid][0],
+    planned += [tagging.plan_category(pid, items[0].row.person_name, _profiles(Path(folder), items)[0],
                                       [p.question for c in items for p in c.pairs], model)
-                for pid, items in live.items()]
-    results = _run(ask, planned, outcome)
-    for pid, items in live.items():
+                for pid, items in people.items()]
+    return planned
+
+
+def tag(outcome: Outcome, results: Mapping[Hashable, Any]) -> None:
+    """Step 5: each pair's thematic tag and each personality's category; a failed call is a warning."""
+    for pid, items in live(outcome).items():
         for c in items:
             if c.keep:
                 c.tags, failure = tagging.pair_tags(pid, c.row.file, c.pairs, results)
@@ -202,8 +242,15 @@ def curate_with(folder: Path | str, manifest: Path | str, ask: Ask, model: Model
                     outcome.warnings.append(failure)
         outcome.categories[pid] = tagging.category(pid, results)
 
-    # the corpus
-    for pid, items in live.items():
+
+def build_corpus(outcome: Outcome, folder: Path | str, model: ModelConfig, out: Path | str | None,
+                 personalities: Collection[str] | None = None, write: bool = True) -> None:
+    """Step 7, the corpus: each live personality's document (its kept transcripts with pairs, by date) and
+    provenance under ``out``, or its refusal when under the split's minimum; then ``categories.csv`` and
+    ``curation_report.json`` (whole, or only ``personalities``' entries replaced). ``write=False``: the
+    refusals only (``curate_with``)."""
+    folder = Path(folder)
+    for pid, items in live(outcome).items():
         ordered = sorted((c for c in items if c.keep and c.pairs), key=lambda c: c.row.date)  # stable: row order on ties
         if len(ordered) < corpus.MIN_INTERVIEWS:
             kept = sum(c.keep for c in items)
@@ -212,21 +259,22 @@ def curate_with(folder: Path | str, manifest: Path | str, ask: Ask, model: Model
             continue
         if not write:
             continue
-        doc, ids = corpus.build_document(pid, *profiles[pid], [(c.row, c.pairs, c.tags) for c in ordered])
+        profile, long_profile = _profiles(folder, items)
+        doc, ids = corpus.build_document(pid, profile, long_profile, [(c.row, c.pairs, c.tags) for c in ordered])
         outcome.documents[pid] = doc
         if out is not None:
             outcome.written[pid] = corpus.write_personality(Path(out), pid, doc, _provenance(folder, pid, items, ordered, ids, outcome, model))
     if out is not None and write:
         categories = {p: c for p, (c, _r) in outcome.categories.items() if c and p in outcome.documents}
-        if wanted is None:
+        if personalities is None:
             corpus.write_categories(Path(out), categories)
             corpus.write_report(Path(out), report_of(outcome))
         else:
+            wanted = set(personalities)
             with corpus.corpus_lock(Path(out)):
                 corpus.update_categories(Path(out), categories, wanted)
                 corpus.update_report(Path(out), report_of(outcome), wanted,
-                                     {c.row.file for items in by_pid.values() for c in items})
-    return outcome
+                                     {c.row.file for items in outcome.transcripts.values() for c in items})
 
 
 def _profiles(folder: Path, items: list[Curated]) -> tuple[str, str]:

@@ -1,5 +1,5 @@
 """The curation as the first stage of a run: an ``EvalConfig`` naming ``transcripts`` + ``manifest`` curates them
-into its ``corpus`` (the graph's ``prepared_input`` step, ``curation/step.py``), which the evaluation then reads
+into its ``corpus`` (the graph's curation steps, ``transcript_turns`` to ``prepared_input``: ``curation/step.py``), which the evaluation then reads
 (``interviewsim run --transcripts ...``, a UI launch).
 
 Defined here once so the step, ``run`` and ``plan`` agree on the model (the configured ``builder``, with the run's
@@ -9,6 +9,7 @@ free and a planned curation counts its cache hits) and the output folder (``corp
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from ..llm.types import ModelConfig
@@ -30,10 +31,18 @@ def curation_model(cfg: EvalConfig) -> ModelConfig:
     return cfg.resolve(cfg.builder)
 
 
-def plan_curation_of(cfg: EvalConfig, personalities: list[str] | None = None) -> RunPlan:
-    """What the graph's curation (``prepared_input``) of ``personalities`` (default: the manifest's) will call,
-    before any call (``curation/plan.py``)."""
+def plan_curation_of(cfg: EvalConfig, personalities: list[str] | None = None,
+                     steps: Collection[str] | None = None) -> RunPlan:
+    """What the graph's curation of ``personalities`` (default: the manifest's) will call, before any call
+    (``curation/plan.py``); ``steps``: only the lines of these curation assets (a run of some of them)."""
+    from ..pipeline.steps import STEPS
+    from ..plan import RunPlan
     from .plan import plan_curation
+    from .run import STEPS as CONTRACT_OF
 
-    return plan_curation(cfg.transcripts, cfg.manifest, curation_model(cfg), cfg.effective_cache_path,
-                         personalities)
+    planned = plan_curation(cfg.transcripts, cfg.manifest, curation_model(cfg), cfg.effective_cache_path,
+                            personalities)
+    if steps is None:
+        return planned
+    contracts = {c for s in STEPS if s.curation and s.name in steps and s.calls_models for c in s.contracts}
+    return RunPlan(lines=tuple(line for line in planned.lines if CONTRACT_OF.get(line.step) in contracts))

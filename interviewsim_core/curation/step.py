@@ -1,82 +1,224 @@
-"""The curation as the first step of the evaluation graph (``pipeline.steps``: ``prepared_input``), one
-personality per partition, upstream of ``heldout_split``.
+"""The curation as the first steps of the evaluation graph (``pipeline.steps``, group ``curation``), one
+personality per partition, upstream of ``heldout_split``:
 
-Why a replay: the curation (``run.curate_with``) is up to four rounds of model calls (attribution,
-quality control, QA structuring, tagging), each planned from the answers of the one before. The step
-table's model steps hand their calls to the scheduler as ``plan`` (the first round), ``replan`` (the
-next round, from every answer so far) and ``assemble``. Each of the three runs the personality's
-curation again with the answers so far (ingest and the rules are cheap and deterministic) and stops at
-the first round whose answers it lacks: those calls are the next round. So every call goes through the
-graph's scheduler and gateway (cache, budget gate, batching across personalities) and the curation is
-defined once, for ``interviewsim curate`` and the graph alike.
+1. ``transcript_turns`` (no model): the personality's manifest rows, each file as ordered turns;
+2. ``speaker_turns``: who speaks each turn (the rule, then the model for what it cannot place);
+3. ``transcript_quality``: quality control's verdict per transcript, with the reviewer's decision applied;
+4. ``qa_pairs``: the QA pairs of each kept transcript, with their raw spans;
+5. ``qa_tags``: each pair's thematic tag and the personality's category;
+6. ``prepared_input``: the document and its provenance (``<corpus>/<id>/``), ``categories.csv`` and
+   ``curation_report.json``; its table is one row per transcript, kept or excluded with why.
 
-Its data version (``transcripts_version``): the personality's manifest rows, the sha256 of each file
-they name and its reviewers' decisions. ``interviewsim run`` re-curates a personality whose version
-changed and no other (``interviewsim_dagster/freshness.py``).
+Attribution comes before quality control (it reads the roles), unlike the issue's list. Each step is one of
+``run.py``'s step functions, the ones ``interviewsim curate`` and ``plan.py`` compose in ``curate_with``: a
+step rebuilds the personality's ``Outcome`` from the tables of the steps before it (``outcome_of``), runs its
+function (its calls go through the graph's scheduler and gateway: cache, budget gate, batching across
+personalities) and writes what that function added (``step_table``). Every table has one row per manifest
+row of the personality (one row with an empty ``file`` when it has none) and, on every row, what the step
+added for the whole personality: ``refused`` reasons, ``problems``, ``warnings`` (JSON lists) and ``calls``.
+Nested values (a row of the manifest, turns, attributions, pairs, tags) are JSON text.
+
+Its data version (``transcripts_version``, recorded on ``transcript_turns``, the step that reads the
+files): the personality's manifest rows, the sha256 of each file they name and its reviewers' decisions.
+``interviewsim run`` re-curates a personality whose version changed and no other
+(``interviewsim_dagster/freshness.py``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ..errors import Problem
 from ..pipeline.calls import PlannedCall
+from . import run
+from .models import Attribution, ManifestRow, QAPairDraft, Transcript, Turn
+from .run import Curated, Outcome
 
 if TYPE_CHECKING:
     from ..pipeline.config import EvalConfig
-    from .run import Outcome
 
-__all__ = ["curate_personality", "curation_personalities", "next_calls", "transcripts_version", "transcripts_versions"]
-
-
-class _Needs(Exception):
-    """The replay reached a round whose answers it does not have yet: these are its calls."""
-
-    def __init__(self, calls: list[PlannedCall]):
-        super().__init__(f"{len(calls)} call(s) not answered yet")
-        self.calls = calls
+__all__ = ["assemble_step", "corpus_step", "curation_personalities", "ingest_step", "outcome_of",
+           "plan_step", "step_table", "transcripts_version", "transcripts_versions"]
 
 
-def _replay(results: Mapping[Hashable, Any]):
-    def ask(planned: list[PlannedCall]) -> dict[Hashable, Any]:
-        missing = [p for p in planned if p.key not in results]
-        if missing:
-            raise _Needs(missing)
-        return {p.key: results[p.key] for p in planned}
-
-    return ask
+def _loads(text: Any, default: Any = None) -> Any:
+    """A JSON cell's value; ``default`` for a null or empty cell (a step that did not reach the transcript)."""
+    return default if text is None or (isinstance(text, float) and text != text) or text == "" else json.loads(text)
 
 
-def _curate(cfg: EvalConfig, pid: str, results: Mapping[Hashable, Any], write: bool) -> Outcome:
-    from .run import curate_with
+def _value(v: Any) -> Any:
+    """A cell as Python: None for a null (NaN after a Parquet round trip)."""
+    return None if v is None or (isinstance(v, float) and v != v) else v
+
+
+def _turns_cols(outcome: Outcome, pid: str, c: Curated | None) -> dict[str, Any]:
+    t = c.transcript if c is not None else None
+    return {"date": c.row.date if c is not None else "", "row": c.row.model_dump_json() if c is not None else "",
+            "format": t.format if t else None, "removed": json.dumps(t.removed) if t else None,
+            "turns": json.dumps([turn.model_dump() for turn in t.turns]) if t else None}
+
+
+def _read_turns(outcome: Outcome, pid: str, c: Curated, r: Mapping[str, Any]) -> None:
+    if _value(r["format"]) is not None:
+        c.transcript = Transcript(file=c.row.file, format=r["format"], removed=_loads(r["removed"], {}),
+                                  turns=tuple(Turn(**t) for t in _loads(r["turns"], [])))
+
+
+def _roles_cols(outcome: Outcome, pid: str, c: Curated | None) -> dict[str, Any]:
+    return {"attributions": json.dumps({k: a.model_dump() for k, a in c.attributions.items()}) if c else "{}",
+            "roles": list(c.roles) if c else []}
+
+
+def _read_roles(outcome: Outcome, pid: str, c: Curated, r: Mapping[str, Any]) -> None:
+    c.attributions = {k: Attribution(**a) for k, a in _loads(r["attributions"], {}).items()}
+    c.roles = list(_value(r["roles"]) if _value(r["roles"]) is not None else [])
+
+
+def _quality_cols(outcome: Outcome, pid: str, c: Curated | None) -> dict[str, Any]:
+    q = c.quality if c is not None else None
+    rv = c.review if c is not None else None
+    return {"quality_kept": q[0] if q else None, "quality_kind": q[1] if q else None,
+            "quality_reason": q[2] if q else None, "review_decision": rv[0] if rv else None,
+            "review_reason": rv[1] if rv else None, "kept": bool(c.keep) if c else False,
+            "kind": c.kind if c else "", "reason": c.reason if c else ""}
+
+
+def _read_quality(outcome: Outcome, pid: str, c: Curated, r: Mapping[str, Any]) -> None:
+    if _value(r["quality_kept"]) is not None:
+        c.quality = (bool(r["quality_kept"]), r["quality_kind"], r["quality_reason"])
+    if _value(r["review_decision"]) is not None:
+        c.review = (r["review_decision"], r["review_reason"])
+    c.keep, c.kind, c.reason = bool(r["kept"]), r["kind"] or "", r["reason"] or ""
+
+
+def _pairs_cols(outcome: Outcome, pid: str, c: Curated | None) -> dict[str, Any]:
+    return {"pairs": json.dumps([p.model_dump() for p in c.pairs]) if c else "[]"}
+
+
+def _read_pairs(outcome: Outcome, pid: str, c: Curated, r: Mapping[str, Any]) -> None:
+    c.pairs = [QAPairDraft(**p) for p in _loads(r["pairs"], [])]
+
+
+def _tags_cols(outcome: Outcome, pid: str, c: Curated | None) -> dict[str, Any]:
+    cat, why = outcome.categories.get(pid, (None, None))
+    return {"tags": json.dumps([list(t) for t in c.tags]) if c else "[]", "category": cat, "category_reason": why}
+
+
+def _read_tags(outcome: Outcome, pid: str, c: Curated, r: Mapping[str, Any]) -> None:
+    c.tags = [tuple(t) for t in _loads(r["tags"], [])]
+
+
+def _read_category(outcome: Outcome, pid: str, r: Mapping[str, Any]) -> None:
+    if _value(r["category_reason"]) is not None:  # set for every personality the tagging step reached
+        outcome.categories[pid] = (_value(r["category"]), r["category_reason"])
+
+
+_COLUMNS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[..., None]]] = {
+    "transcript_turns": (_turns_cols, _read_turns),
+    "speaker_turns": (_roles_cols, _read_roles),
+    "transcript_quality": (_quality_cols, _read_quality),
+    "qa_pairs": (_pairs_cols, _read_pairs),
+    "qa_tags": (_tags_cols, _read_tags),
+}
+"""Each step's own columns before ``prepared_input``, in graph order: written from a transcript's ``Curated`` and
+read back onto it."""
+
+_Mark = tuple[int, int, int, int]
+
+
+def _mark(outcome: Outcome, pid: str) -> _Mark:
+    """Where the personality's refusals, the problems, warnings and calls stood before a step."""
+    return len(outcome.refused.get(pid, [])), len(outcome.problems), len(outcome.warnings), outcome.calls
+
+
+def step_table(name: str, outcome: Outcome, pid: str, mark: _Mark) -> pd.DataFrame:
+    """Step ``name``'s table of ``pid``: its columns per transcript and what it added since ``mark``."""
+    r0, p0, w0, c0 = mark
+    added = {"refused": json.dumps(outcome.refused.get(pid, [])[r0:]),
+             "problems": json.dumps([dataclasses.asdict(p) for p in outcome.problems[p0:]]),
+             "warnings": json.dumps(outcome.warnings[w0:]), "calls": outcome.calls - c0}
+    cols = _COLUMNS[name][0]
+    rows = [{"personality_id": pid, "file": c.row.file, **cols(outcome, pid, c), **added}
+            for c in outcome.transcripts.get(pid, [])]
+    return pd.DataFrame(rows or [{"personality_id": pid, "file": "", **cols(outcome, pid, None), **added}])
+
+
+def outcome_of(pid: str, tables: Mapping[str, pd.DataFrame]) -> Outcome:
+    """The personality's ``Outcome`` as the steps that wrote ``tables`` left it (each folded in graph order)."""
+    outcome = Outcome()
+    first = tables["transcript_turns"]
+    items = [Curated(row=ManifestRow.model_validate_json(r)) for f, r in zip(first["file"], first["row"]) if f]
+    if items:
+        outcome.transcripts[pid] = items
+    for name in _COLUMNS:  # graph order
+        if name not in tables:
+            continue
+        records = tables[name].to_dict("records")
+        for c, r in zip(items, [r for r in records if r["file"]], strict=True):
+            _COLUMNS[name][1](outcome, pid, c, r)
+        head = records[0]
+        for why in _loads(head["refused"], []):
+            outcome.refused.setdefault(pid, []).append(why)
+        outcome.problems += [Problem(**p) for p in _loads(head["problems"], [])]
+        outcome.warnings += _loads(head["warnings"], [])
+        outcome.calls += int(head["calls"])
+        if name == "qa_tags":
+            _read_category(outcome, pid, head)
+    return outcome
+
+
+def ingest_step(cfg: EvalConfig, pid: str) -> pd.DataFrame:
+    """``transcript_turns`` of ``pid``: ``run.ingest`` of its manifest rows."""
+    outcome = run.ingest(cfg.transcripts, cfg.manifest, [pid])
+    return step_table("transcript_turns", outcome, pid, (0, 0, 0, 0))
+
+
+def _model(cfg: EvalConfig):
     from .stage import curation_model
 
-    return curate_with(cfg.transcripts, cfg.manifest, _replay(results), curation_model(cfg), out=cfg.corpus,
-                       personalities=[pid], write=write)
+    return curation_model(cfg)
 
 
-def next_calls(cfg: EvalConfig, pid: str, results: Mapping[Hashable, Any]) -> list[PlannedCall]:
-    """The next round of the personality's curation given the answers so far; ``[]`` when every round is answered."""
-    try:
-        _curate(cfg, pid, results, write=False)
-    except _Needs as need:
-        return need.calls
-    return []
+_ROUNDS: dict[str, tuple[Callable[[Outcome, EvalConfig], list[PlannedCall]],
+                         Callable[[Outcome, EvalConfig, Mapping[Hashable, Any]], None]]] = {
+    "speaker_turns": (lambda o, cfg: run.attribution_calls(o, _model(cfg)), lambda o, cfg, res: run.attribute(o, res)),
+    "transcript_quality": (lambda o, cfg: run.quality_calls(o, _model(cfg)),
+                           lambda o, cfg, res: run.judge_quality(o, res, cfg.corpus)),
+    "qa_pairs": (lambda o, cfg: run.structuring_calls(o, _model(cfg)), lambda o, cfg, res: run.structure(o, res)),
+    "qa_tags": (lambda o, cfg: run.tagging_calls(o, cfg.transcripts, _model(cfg)), lambda o, cfg, res: run.tag(o, res)),
+}
+"""Each model step's (calls, apply) pair of ``run.py`` step functions."""
 
 
-def curate_personality(cfg: EvalConfig, pid: str, results: Mapping[Hashable, Any]) -> pd.DataFrame:
-    """Curate one personality from its answers: ``<corpus>/<pid>/prepared_input.json`` + provenance (atomically,
-    nothing when the personality is refused) and its row of ``categories.csv``; returns its table."""
-    try:
-        outcome = _curate(cfg, pid, results, write=True)
-    except _Needs as need:  # the scheduler assembles only after the last round: a bug, not an input problem
-        raise RuntimeError(f"curation of {pid}: assembled with {len(need.calls)} call(s) unanswered") from None
+def plan_step(name: str, cfg: EvalConfig, pid: str, inputs: Mapping[str, pd.DataFrame]) -> list[PlannedCall]:
+    """The calls of model step ``name`` for ``pid``, from the tables of the steps before it."""
+    return _ROUNDS[name][0](outcome_of(pid, inputs), cfg)
+
+
+def assemble_step(name: str, cfg: EvalConfig, pid: str, planned: list[PlannedCall], results: Mapping[Hashable, Any],
+                  inputs: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Model step ``name``'s table of ``pid`` from its answers."""
+    outcome = outcome_of(pid, inputs)
+    mark = _mark(outcome, pid)
+    outcome.calls += len(planned)
+    _ROUNDS[name][1](outcome, cfg, results)
+    return step_table(name, outcome, pid, mark)
+
+
+def corpus_step(cfg: EvalConfig, pid: str, inputs: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """``prepared_input`` of ``pid``: ``<corpus>/<pid>/prepared_input.json`` + provenance (atomically, nothing
+    when the personality is refused) and its entries of ``categories.csv`` and ``curation_report.json``;
+    returns its table."""
+    outcome = outcome_of(pid, inputs)
+    run.build_corpus(outcome, cfg.transcripts, _model(cfg), cfg.corpus, [pid])
     return table_of(outcome, pid, Path(cfg.transcripts))
 
 

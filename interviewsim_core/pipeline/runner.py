@@ -188,7 +188,7 @@ def run_evaluation(
     check_retrieval_embedder(config, method_names)  # before any corpus read or model call
     steps = [s for s in steps_for(config) if write or not s.writes_files]
     curated: dict[str, pd.DataFrame] = {}
-    curation = [s for s in steps if s.makes_document]
+    curation = [s for s in steps if s.curation]
     if curation:  # the curation first: the evaluation reads the corpus it writes, for the personalities it wrote
         from ..curation.step import curation_personalities
 
@@ -196,7 +196,7 @@ def run_evaluation(
         curated = run_steps(config, {s.name: cells_of(s, named, method_names) for s in curation},
                             _no_split, named, method_names, gateway=gateway, write=write, progress=progress,
                             keep=None if keep is None else [s.name for s in curation if s.name in set(keep)])
-        steps = [s for s in steps if not s.makes_document]
+        steps = [s for s in steps if not s.curation]
     files = index_corpus(config.corpus)  # checks every file (every problem listed); keeps only id -> file
     if curation:
         refused = [p for p in named if p not in files]
@@ -366,7 +366,7 @@ class _Run:
                               or self.backlog < BACKLOG_PER_SLOT * self.slots):
             pid = self.queue.popleft()
             self.active.add(pid)
-            if not any(self.g.steps[n[0]].makes_document for n in self.nodes_of[pid]):  # else it is not written yet
+            if not any(self.g.steps[n[0]].curation for n in self.nodes_of[pid]):  # else it is not written yet
                 self.env.split(pid)
             self.ready.extend(n for n in self.nodes_of[pid] if self.g.waiting[n] == 0)
             if self.streaming:
@@ -483,7 +483,7 @@ class _Run:
     def _assemble(self, node: Node) -> None:
         step = self.g.steps[node[0]]
         calls, results = self.calls.pop(node, []), self.results.pop(node, {})
-        self._finish(node, step.assemble(self.env, node[1], calls, results))
+        self._finish(node, step.assemble(self.env, node[1], calls, results, self._inputs(node)))
 
     # -- finishing a node ---------------------------------------------------------------------
     def _inputs(self, node: Node) -> dict[str, Any]:

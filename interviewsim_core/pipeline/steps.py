@@ -160,7 +160,9 @@ class StepEnv:
 
 PlanFn = Callable[[StepEnv, Cell, dict[str, Any]], list[PlannedCall]]
 ReplanFn = Callable[[StepEnv, Cell, list[PlannedCall], Results], list[PlannedCall]]
-AssembleFn = Callable[[StepEnv, Cell, list[PlannedCall], Results], pd.DataFrame]
+AssembleFn = Callable[[StepEnv, Cell, list[PlannedCall], Results, dict[str, Any]], pd.DataFrame]
+"""``(env, cell, planned, results, inputs)``: ``inputs`` as ``plan`` got them (a curation step rebuilds its
+personality's state from them)."""
 ComputeFn = Callable[[StepEnv, Cell, dict[str, Any]], Any]
 
 
@@ -192,9 +194,15 @@ class Step:
     """The formats it writes (the Dagster UI shows them as asset kinds)."""
     enabled: Callable[[EvalConfig], bool] = field(default=lambda cfg: True)
     makes_document: bool = False
-    """True for the curation: it writes the personality's corpus document, so the split is read only after
-    it, its partitions are the manifest's personalities, and ``curation/plan.py`` plans its calls (the
-    evaluation's planner walks the corpus, which it writes)."""
+    """True for the curation's last step (``prepared_input``): it writes the personality's corpus document,
+    the split every later step reads."""
+
+    @property
+    def curation(self) -> bool:
+        """A step of the curation (group ``curation``): it runs before the personality's document exists, so
+        no split is read for it, its partitions are the manifest's personalities, and ``curation/plan.py``
+        plans its calls (the evaluation's planner walks the corpus, which the curation writes)."""
+        return self.group == CURATION
 
     @property
     def calls_models(self) -> bool:
@@ -237,22 +245,32 @@ def model_version(models: Iterable, contracts: Sequence[str], **settings: object
 # ---- the step functions ------------------------------------------------------------------------
 # Thin adapters from (env, cell, inputs) to the core functions of each step module.
 
-def _plan_curation(env, cell, inputs):
-    from ..curation.step import next_calls
+def _transcript_turns(env, cell, inputs):
+    from ..curation.step import ingest_step
 
-    return next_calls(env.config, cell.personality, {})
-
-
-def _replan_curation(env, cell, planned, results):
-    from ..curation.step import next_calls
-
-    return next_calls(env.config, cell.personality, results)
+    return ingest_step(env.config, cell.personality)
 
 
-def _assemble_curation(env, cell, planned, results):
-    from ..curation.step import curate_personality
+def _curation_step(name: str) -> tuple[PlanFn, AssembleFn]:
+    """``plan`` and ``assemble`` of curation model step ``name`` (``curation/step.py``)."""
+    def plan(env, cell, inputs):
+        from ..curation.step import plan_step
 
-    return curate_personality(env.config, cell.personality, results)
+        return plan_step(name, env.config, cell.personality, inputs)
+
+    def assemble(env, cell, planned, results, inputs):
+        from ..curation.step import assemble_step
+
+        return assemble_step(name, env.config, cell.personality, planned, results, inputs)
+
+    plan.__name__, assemble.__name__ = f"plan_{name}", f"assemble_{name}"
+    return plan, assemble
+
+
+def _prepared_input(env, cell, inputs):
+    from ..curation.step import corpus_step
+
+    return corpus_step(env.config, cell.personality, inputs)
 
 
 def _curates(cfg: EvalConfig) -> bool:
@@ -286,7 +304,7 @@ def _plan_mcq_items(env, cell, inputs):
                                      env.config.effective_builder, env.config.mcq_options)
 
 
-def _assemble_mcq_items(env, cell, planned, results):
+def _assemble_mcq_items(env, cell, planned, results, inputs):
     from . import references
 
     return references.assemble_mcq_items(planned, results, env.config.seed)
@@ -451,7 +469,7 @@ def _replan_premise(env, cell, planned, results):
     return [] if any(p.key[-1] == 2 for p in planned) else plan_pass2(planned, results)
 
 
-def _assemble_premise(env, cell, planned, results):
+def _assemble_premise(env, cell, planned, results, inputs):
     from ..premise.steps import assemble_verdicts
 
     return assemble_verdicts(planned, results)
@@ -508,7 +526,7 @@ def _user_premise_version(cfg: EvalConfig) -> dict[str, Any]:
 
 def _assemble(table_fn: str, module: str) -> AssembleFn:
     """``assemble`` of a step whose core assembler takes (planned, results) only."""
-    def run(env, cell, planned, results):
+    def run(env, cell, planned, results, inputs):
         from importlib import import_module
 
         return getattr(import_module(f".{module}", __package__), table_fn)(planned, results)
@@ -529,13 +547,46 @@ PREMISE_PASSES = ("premise_pass1", "premise_pass2")
 CURATION_CONTRACTS = ("speaker_attribution", "transcript_quality", "qa_structuring", "thematic_tagging",
                       "personality_category")
 
+CURATION = "curation"
+"""The group of the curation's steps (``Step.curation``): transcripts in, the corpus documents out."""
+_ATTRIBUTION, _QUALITY = _curation_step("speaker_turns"), _curation_step("transcript_quality")
+_STRUCTURING, _TAGGING = _curation_step("qa_pairs"), _curation_step("qa_tags")
+
 STEPS: tuple[Step, ...] = (
-    Step("prepared_input", P, "curation",
-         "The personality's transcripts curated into <corpus>/<id>/prepared_input.json with provenance (speaker "
-         "attribution, quality control, QA structuring, thematic tagging; docs/CURATION.md): one row per "
-         "transcript, kept or excluded with why. Only when the config names transcripts and a manifest.",
-         roles=(Role.BUILDER,), contracts=CURATION_CONTRACTS, plan=_plan_curation, replan=_replan_curation,
-         assemble=_assemble_curation, enabled=_curates, makes_document=True),
+    Step("transcript_turns", P, CURATION,
+         "Ingest (no model): the personality's manifest rows, each file as ordered turns (speaker label or "
+         "diarisation id, text) with what was removed (headings, item numbers, footnote marks, stage directions); "
+         "a personality with an input problem is refused here with every problem. Only when the config names "
+         "transcripts and a manifest (docs/CURATION.md).",
+         compute=_transcript_turns, enabled=_curates),
+    Step("speaker_turns", P, CURATION,
+         "Speaker attribution: each label is the person, an interviewer or someone else (the rule, then the model "
+         "for the labels it cannot place); a transcript in which the person never speaks refuses the personality.",
+         inputs=(Input("transcript_turns"),), roles=(Role.BUILDER,), contracts=("speaker_attribution",),
+         plan=_ATTRIBUTION[0], assemble=_ATTRIBUTION[1], enabled=_curates),
+    Step("transcript_quality", P, CURATION,
+         "Quality control: is each transcript an interview in which the person answers questions? The model's "
+         "verdict and reason, then the reviewer's decision (interviewsim view), which wins; excluded ones stay here.",
+         inputs=(Input("transcript_turns"), Input("speaker_turns")), roles=(Role.BUILDER,),
+         contracts=("transcript_quality",), plan=_QUALITY[0], assemble=_QUALITY[1], enabled=_curates),
+    Step("qa_pairs", P, CURATION,
+         "QA structuring: the question-answer pairs of each kept transcript, normalised, with the raw spans.",
+         inputs=(Input("transcript_turns"), Input("speaker_turns"), Input("transcript_quality")), roles=(Role.BUILDER,),
+         contracts=("qa_structuring",), plan=_STRUCTURING[0], assemble=_STRUCTURING[1], enabled=_curates),
+    Step("qa_tags", P, CURATION,
+         "Thematic tagging: each pair's category (Social Identity, Motivations and Values, Identity Narrative, "
+         "Psychological Traits) and the personality's category (one of the paper's eight).",
+         inputs=(Input("transcript_turns"), Input("speaker_turns"), Input("transcript_quality"), Input("qa_pairs")),
+         roles=(Role.BUILDER,), contracts=("thematic_tagging", "personality_category"), plan=_TAGGING[0],
+         assemble=_TAGGING[1], enabled=_curates),
+    Step("prepared_input", P, CURATION,
+         "The corpus: the personality's curated transcripts as <corpus>/<id>/prepared_input.json with provenance, "
+         "and its rows of categories.csv and curation_report.json: one row per transcript, kept or excluded with "
+         "why, and whether the document was written (else why not).",
+         inputs=(Input("transcript_turns"), Input("speaker_turns"), Input("transcript_quality"), Input("qa_pairs"),
+                 Input("qa_tags")),
+         roles=(Role.BUILDER,), contracts=CURATION_CONTRACTS, compute=_prepared_input, enabled=_curates,
+         makes_document=True),
     Step("heldout_split", P, "corpus",
          "Every QA pair of the personality, marked train or test (latest ceil(0.2 N) interviews held out).",
          inputs=(Input("prepared_input", load=False),),  # ordering only: the split reads the document it wrote
@@ -646,6 +697,9 @@ STEPS: tuple[Step, ...] = (
 """The evaluation graph, in an order where every step comes after its inputs."""
 
 BY_NAME: dict[str, Step] = {s.name: s for s in STEPS}
+
+CURATION_STEPS: tuple[str, ...] = tuple(s.name for s in STEPS if s.curation)
+"""The curation's steps in graph order: ``transcript_turns`` .. ``prepared_input`` (``curation/step.py``)."""
 
 
 def steps_for(cfg: EvalConfig) -> tuple[Step, ...]:

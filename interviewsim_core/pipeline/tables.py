@@ -128,8 +128,22 @@ SCHEMAS["ps_stability"] = pa.schema(
        for t in ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")]
 )
 
-# The curation of one personality (``curation/step.py``): one row per manifest row of the personality, kept
-# or excluded with the reason, and whether its document was written (else why not).
+# The curation's steps (``curation/step.py``): one row per manifest row of the personality (one with an empty
+# ``file`` when it has none); nested values as JSON text; on every row, what the step added for the personality.
+_CURATION_ADDED = [pa.field("refused", _S), pa.field("problems", _S), pa.field("warnings", _S), pa.field("calls", _I)]
+SCHEMAS["transcript_turns"] = pa.schema(
+    [pa.field(c, _S) for c in ("personality_id", "file", "date", "row", "format", "removed", "turns")] + _CURATION_ADDED)
+SCHEMAS["speaker_turns"] = pa.schema(
+    [pa.field(c, _S) for c in ("personality_id", "file", "attributions")] + [pa.field("roles", _LS)] + _CURATION_ADDED)
+SCHEMAS["transcript_quality"] = pa.schema(
+    [pa.field(c, _S) for c in ("personality_id", "file")] + [pa.field("quality_kept", _B)]
+    + [pa.field(c, _S) for c in ("quality_kind", "quality_reason", "review_decision", "review_reason")]
+    + [pa.field("kept", _B), pa.field("kind", _S), pa.field("reason", _S)] + _CURATION_ADDED)
+SCHEMAS["qa_pairs"] = pa.schema([pa.field(c, _S) for c in ("personality_id", "file", "pairs")] + _CURATION_ADDED)
+SCHEMAS["qa_tags"] = pa.schema(
+    [pa.field(c, _S) for c in ("personality_id", "file", "tags", "category", "category_reason")] + _CURATION_ADDED)
+# The curation's last step: one row per manifest row of the personality, kept or excluded with the reason, and
+# whether its document was written (else why not).
 SCHEMAS["prepared_input"] = pa.schema(
     [pa.field(c, _S) for c in ("personality_id", "file", "sha256", "date", "format")]
     + [pa.field("turns", _I), pa.field("kept", _B)]
@@ -141,7 +155,8 @@ SCHEMAS["prepared_input"] = pa.schema(
 SCHEMAS["leaderboard"] = _schema([(n, _KIND_TYPES[k]) for n, k in LEADERBOARD_FIELDS])
 
 KEY_COLUMNS: dict[str, tuple[str, ...]] = {
-    "prepared_input": ("personality_id", "file"),
+    **{name: ("personality_id", "file") for name in (
+        "transcript_turns", "speaker_turns", "transcript_quality", "qa_pairs", "qa_tags", "prepared_input")},
     "heldout_split": ("personality_id", "qa_id"),
     "fact_summary": ("personality_id",),
     "atomic_items": ("personality_id", "qa_id"),

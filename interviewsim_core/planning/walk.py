@@ -46,7 +46,7 @@ class Tally:
 
 def planned_steps(config, counted: set[str]) -> list[Step]:
     """The steps to plan: the counted ones and every model step whose answers their prompts are built from."""
-    steps = [s for s in steps_for(config) if s.plan is not None and not s.makes_document]
+    steps = [s for s in steps_for(config) if s.plan is not None and not s.curation]
     by_name = {s.name: s for s in steps}
     need = set(counted)
     for s in reversed(steps):
@@ -157,7 +157,7 @@ class Walker:
                     results.add(p.key)
             calls.extend(todo)
             todo = step.replan(self.env, cell, calls, results) if step.replan is not None else []
-        return step.assemble(self.env, cell, calls, results) if assemble else None
+        return step.assemble(self.env, cell, calls, results, inputs) if assemble else None
 
     # -- one call ---------------------------------------------------------------------------------
     def _cached(self, p: PlannedCall):

@@ -55,13 +55,14 @@ def test_plan_then_run_curates_then_evaluates_and_a_rerun_curates_from_the_cache
     assert "curation: " in ran.output and "wrote " in ran.output
     assert (corpus / "ADA" / "prepared_input.json").is_file()
     assert partition_path(data, "heldout_split", "ADA").is_file()  # the evaluation read what the curation wrote
-    assert "personality_assets [ADA]: prepared_input\n" in ran.output  # the graph's curation asset made it
-    assert partition_path(data, "prepared_input", "ADA").is_file()
+    curation = "transcript_turns, speaker_turns, transcript_quality, qa_pairs, qa_tags, prepared_input"
+    assert f"personality_assets [ADA]: {curation}\n" in ran.output  # the graph's curation assets made it
+    assert all(partition_path(data, name, "ADA").is_file() for name in curation.split(", "))
     doc = corpus / "ADA" / "prepared_input.json"
     made = doc.stat().st_mtime_ns
     rerun = CliRunner().invoke(app, ["run", *flags, "--assets", "heldout_split"])
     assert rerun.exit_code == 0, rerun.output
-    assert "prepared_input: up to date, skipped" in rerun.output and doc.stat().st_mtime_ns == made
+    assert f"{curation}: up to date, skipped" in rerun.output and doc.stat().st_mtime_ns == made
 
     again = CliRunner().invoke(app, ["plan", *flags])
     assert again.exit_code == 0, again.output

@@ -1,4 +1,5 @@
-"""The curation as Dagster assets (issue 31): ``prepared_input`` per personality, upstream of ``heldout_split``.
+"""The curation as Dagster assets (issue 31): ``transcript_turns`` to ``prepared_input`` per personality, upstream
+of ``heldout_split``.
 
 Small transcripts written by the test (``dg_helpers.write_transcripts``), the offline model, in-process runs.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 import dagster as dg
 from dg_helpers import CURATED, automation_ticks, curating_config
 
+from interviewsim_core.pipeline.steps import CURATION_STEPS
 from interviewsim_core.loader import DOCUMENT_NAME
 from interviewsim_core.pipeline.storage import partition_path, read_frame
 from interviewsim_dagster import freshness, launch
@@ -16,6 +18,8 @@ from interviewsim_dagster.registration import manifest_personalities
 from interviewsim_dagster.versioning import TRANSCRIPTS_VERSION
 
 CURATION, SPLIT = dg.AssetKey("prepared_input"), dg.AssetKey("heldout_split")
+STEPS = [dg.AssetKey(name) for name in CURATION_STEPS]  # transcript_turns ... prepared_input
+FIRST = STEPS[0]  # reads the files: it carries the transcripts' version
 
 
 def _setup(tmp_path):
@@ -38,7 +42,7 @@ def test_materialising_one_personality_curates_that_personality_only(tmp_path):
     cfg, defs, instance = _setup(tmp_path)
     assert manifest_personalities(cfg) == sorted(CURATED)
     job = defs.resolve_job_def(launch.PERSONALITY_JOB)
-    result = job.execute_in_process(instance=instance, asset_selection=[CURATION, SPLIT], partition_key="ADA")
+    result = job.execute_in_process(instance=instance, asset_selection=[*STEPS, SPLIT], partition_key="ADA")
     assert result.success
     assert (cfg.corpus / "ADA" / DOCUMENT_NAME).is_file() and (cfg.corpus / "ADA" / "provenance.json").is_file()
     assert not (cfg.corpus / "BEN").exists()
@@ -47,7 +51,10 @@ def test_materialising_one_personality_curates_that_personality_only(tmp_path):
     assert table["kept"].all() and table["written"].all() and (table["pairs"] == 3).all()
     assert partition_path(cfg.data_root, "heldout_split", "ADA").is_file()  # the split read what it wrote
     assert not partition_path(cfg.data_root, "prepared_input", "BEN").exists()
-    (mat,) = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=CURATION), limit=5).records
+    for key in STEPS:  # each step's table, ADA's only
+        assert partition_path(cfg.data_root, key.path[-1], "ADA").is_file()
+        assert not partition_path(cfg.data_root, key.path[-1], "BEN").exists()
+    (mat,) = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=FIRST), limit=5).records
     assert mat.partition_key == "ADA" and mat.asset_materialization.metadata[TRANSCRIPTS_VERSION].value
 
 
@@ -55,7 +62,7 @@ def test_an_edited_transcript_re_curates_its_personality_only(tmp_path):
     cfg, defs, instance = _setup(tmp_path)
 
     def run() -> None:
-        specs = launch.plan_runs(defs, instance, cfg.methods, selection="prepared_input,heldout_split")
+        specs = launch.plan_runs(defs, instance, cfg.methods, selection=",".join([*CURATION_STEPS, "heldout_split"]))
         outcomes = launch.execute(defs, instance, specs, progress=lambda _line: None, skip_up_to_date=True)
         assert all(o.success for o in outcomes)
 
@@ -65,18 +72,20 @@ def test_an_edited_transcript_re_curates_its_personality_only(tmp_path):
     assert _materialisations(instance, CURATION) == {"ADA": 1, "BEN": 1}
 
     run()  # nothing changed: nothing re-curated, nothing re-split
-    assert _materialisations(instance, CURATION) == {"ADA": 1, "BEN": 1}
+    for key in STEPS:
+        assert _materialisations(instance, key) == {"ADA": 1, "BEN": 1}
     assert _materialisations(instance, SPLIT) == {"ADA": 1, "BEN": 1}
 
     edited = cfg.transcripts / "ada_1.txt"
     edited.write_text(edited.read_text(encoding="utf-8").replace("from a neighbour", "from an old sailor"),
                       encoding="utf-8")
     graph = defs.resolve_asset_graph()
-    assert not freshness.is_up_to_date(graph, instance, CURATION, "ADA", list(cfg.methods))
-    assert freshness.is_up_to_date(graph, instance, CURATION, "BEN", list(cfg.methods))
+    assert not freshness.is_up_to_date(graph, instance, FIRST, "ADA", list(cfg.methods))
+    assert freshness.is_up_to_date(graph, instance, FIRST, "BEN", list(cfg.methods))
 
     run()
-    assert _materialisations(instance, CURATION) == {"ADA": 2, "BEN": 1}
+    for key in STEPS:  # every curation step after the one that read the edited file
+        assert _materialisations(instance, key) == {"ADA": 2, "BEN": 1}
     assert _materialisations(instance, SPLIT) == {"ADA": 2, "BEN": 1}  # and its split after it
     assert docs["BEN"].stat().st_mtime_ns == before["BEN"]
     assert docs["ADA"].stat().st_mtime_ns != before["ADA"]
@@ -88,6 +97,9 @@ def test_automation_never_curates_and_only_refreshes_the_free_split_after_a_cura
     requested, cursor = automation_ticks(defs, instance, None)
     assert requested == {}  # registered, nothing materialised: the automation curates nothing
     job = defs.resolve_job_def(launch.PERSONALITY_JOB)
+    assert job.execute_in_process(instance=instance, asset_selection=STEPS[:-1], partition_key="ADA").success
+    requested, cursor = automation_ticks(defs, instance, cursor)
+    assert requested == {}  # the curation's steps before the corpus: the automation does not write the document
     assert job.execute_in_process(instance=instance, asset_selection=[CURATION], partition_key="ADA").success
     requested, _ = automation_ticks(defs, instance, cursor)
     assert requested == {"heldout_split": {"ADA"}}  # no model step, no other personality
@@ -101,11 +113,12 @@ def test_a_ui_launch_of_the_curation_passes_the_budget_gate_first(tmp_path):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("personality", manifest_personalities(cfg))
     job = defs.resolve_job_def(launch.PERSONALITY_JOB)
-    result = job.execute_in_process(instance=instance, asset_selection=[CURATION, SPLIT], partition_key="ADA",
+    result = job.execute_in_process(instance=instance, asset_selection=[*STEPS, SPLIT], partition_key="ADA",
                                     raise_on_error=False)
     assert not result.success
     (failure,) = [e for e in result.all_events if e.is_step_failure]
     assert "Refused by the budget gate" in failure.step_failure_data.error.message
     tags = instance.get_run_by_id(result.run_id).tags
     assert int(tags["interviewsim/plan_calls"]) > 0  # the curation's calls were planned
-    assert not (cfg.corpus / "ADA").exists() and not partition_path(cfg.data_root, "prepared_input", "ADA").exists()
+    assert not (cfg.corpus / "ADA").exists()
+    assert not any(partition_path(cfg.data_root, name, "ADA").exists() for name in CURATION_STEPS)

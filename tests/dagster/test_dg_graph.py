@@ -90,12 +90,23 @@ def test_graph_snapshot_with_curation(tmp_path):
     actual = {k.to_user_string(): (graph.get(k).group_name, _partitioning(graph.get(k).partitions_def),
                                    sorted(p.to_user_string() for p in graph.get(k).parent_keys))
               for k in graph.get_all_asset_keys()}
-    assert actual == {**EXPECTED, "prepared_input": ("curation", P, []),
+    turns, roles, quality, pairs, tags = "transcript_turns", "speaker_turns", "transcript_quality", "qa_pairs", "qa_tags"
+    assert actual == {**EXPECTED, turns: ("curation", P, []), roles: ("curation", P, [turns]),
+                      quality: ("curation", P, sorted([turns, roles])),
+                      pairs: ("curation", P, sorted([turns, roles, quality])),
+                      tags: ("curation", P, sorted([turns, roles, quality, pairs])),
+                      "prepared_input": ("curation", P, sorted([turns, roles, quality, pairs, tags])),
                       "heldout_split": ("corpus", P, ["prepared_input"])}
+    for name in (turns, roles, quality, pairs, tags, "prepared_input"):
+        node = graph.get(dg.AssetKey(name))
+        assert node.automation_condition is None  # the curation is never launched unasked
+        assert node.backfill_policy == dg.BackfillPolicy.single_run()
+    for name, contracts in ((roles, ("speaker_attribution",)), (quality, ("transcript_quality",)),
+                            (pairs, ("qa_structuring",)), (tags, ("thematic_tagging", "personality_category")),
+                            ("prepared_input", CURATION_CONTRACTS)):  # the corpus's provenance names every step's
+        assert graph.get(dg.AssetKey(name)).code_version == model_version([cfg.effective_builder], contracts)
+    assert graph.get(dg.AssetKey(roles)).pools == {"llm_offline"}  # a model step waits for the model's pool
     node = graph.get(dg.AssetKey("prepared_input"))
-    assert node.automation_condition is None  # it calls a model: never launched unasked
-    assert node.code_version == model_version([cfg.effective_builder], CURATION_CONTRACTS)
-    assert node.pools == {"llm_offline"} and node.backfill_policy == dg.BackfillPolicy.single_run()
     other = curating_config(tmp_path / "other", builder={"model": "offline/other"})
     assert build_definitions(other).resolve_asset_graph().get(dg.AssetKey("prepared_input")).code_version \
         != node.code_version  # the builder model is part of the curation's code version

@@ -4,7 +4,7 @@ invalid file is reported (sensor log and skip reason, with file, JSON path and r
 registered. The cursor holds per-file fingerprints, so a tick re-validates only changed files.
 Removing a file never deletes a partition: its materialised results stay browsable. When the config
 curates (``transcripts`` + ``manifest``), every personality the manifest names is registered too, so its
-curation partition (``prepared_input``) can be launched before its document exists.
+curation partitions (``transcript_turns`` .. ``prepared_input``) can be launched before its document exists.
 """
 
 

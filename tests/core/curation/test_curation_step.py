@@ -1,15 +1,16 @@
-"""The curation as a step of the graph (``curation/step.py``): one personality, round by round, gives the
-corpus the batched ``interviewsim curate`` gives; a refused personality is a table, not a document."""
+"""The curation as steps of the graph (``curation/step.py``): one personality, step by step, each reading the
+tables of the steps before it, gives the corpus the batched ``interviewsim curate`` gives; a refused personality
+is a table, not a document."""
 
 from __future__ import annotations
 
 import json
 
 from interviewsim_core.curation.run import curate
-from interviewsim_core.curation.step import curate_personality, curation_personalities, next_calls, \
-    transcripts_versions
-from interviewsim_core.pipeline.calls import run_calls
+from interviewsim_core.curation.step import curation_personalities, transcripts_versions
 from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_core.pipeline.runner import run_steps
+from interviewsim_core.pipeline.steps import CURATION_STEPS, Cell
 
 from curation_fixtures import FORMATS, PERSON, write_manifest
 
@@ -31,16 +32,16 @@ def _fixture(tmp_path):
     return d, manifest, cfg
 
 
+def _no_split(pid):
+    raise AssertionError(f"the curation of {pid} read a split")
+
+
 def _step(cfg, pid, runner) -> tuple[object, int]:
-    """What the graph's scheduler does with the step: send each round, replan, then assemble."""
-    results: dict = {}
-    rounds = 0
-    calls = next_calls(cfg, pid, results)
-    while calls:
-        rounds += 1
-        results.update(run_calls(runner, calls))
-        calls = next_calls(cfg, pid, results)
-    return curate_personality(cfg, pid, results), rounds
+    """What the graph's scheduler does with one partition: the curation's steps in order, each model step's calls
+    sent as one round, each table written and read by the next; returns ``prepared_input`` and the rounds sent."""
+    tables = run_steps(cfg, {name: [Cell(pid)] for name in CURATION_STEPS}, _no_split, [pid], [], gateway=runner)
+    rounds = sum(int(tables[name]["calls"].iloc[0]) > 0 for name in CURATION_STEPS[1:-1])
+    return tables["prepared_input"], rounds
 
 
 def test_one_personality_round_by_round_writes_what_the_batched_curation_writes(tmp_path, runner) -> None:
@@ -57,7 +58,11 @@ def test_one_personality_round_by_round_writes_what_the_batched_curation_writes(
         [len(c.pairs) for c in batched.transcripts["P"]]
     assert (cfg.corpus / "categories.csv").read_text().splitlines()[1:] == \
         [line for line in (tmp_path / "batched" / "categories.csv").read_text().splitlines() if line.startswith("P,")]
-    _step(cfg, "Q", runner)  # the next personality's row joins categories.csv, P's stays
+    for name in CURATION_STEPS:  # one run per step, as a Dagster run of one asset: each reads the Parquet before it
+        run_steps(cfg, {name: [Cell("Q")]}, _no_split, ["Q"], [], gateway=runner)
+    for name in ("prepared_input.json", "provenance.json"):
+        assert (cfg.corpus / "Q" / name).read_bytes() == (tmp_path / "batched" / "Q" / name).read_bytes()
+    # the next personality's row joins categories.csv, P's stays
     assert [line.split(",")[0] for line in (cfg.corpus / "categories.csv").read_text().splitlines()] == \
         ["personality_id", "P", "Q"]
 
@@ -103,3 +108,37 @@ def test_partition_by_partition_the_report_the_review_pages_read_matches_the_bat
     report = json.loads((cfg.corpus / "curation_report.json").read_text())
     assert sorted(report["written"]) == ["P", "Q"] and "model_calls" not in report
     assert sum("empty.txt" in p for p in report["problems"]) == 1
+
+
+def test_each_step_writes_its_own_table_and_a_later_step_re_runs_alone_from_the_stored_ones(tmp_path, runner) -> None:
+    """A reviewer's decision re-made by ``transcript_quality`` and the steps after it, each in a run of its own
+    reading the Parquet the steps before it wrote (as a Dagster run of those assets does): ingest and attribution
+    are not re-run, and the document leaves the rejected transcript out."""
+    from interviewsim_core.curation.review import record_decision
+    from interviewsim_core.pipeline.storage import partition_path, read_frame
+
+    _d, _m, cfg = _fixture(tmp_path)
+    _step(cfg, "P", runner)
+    tables = {name: read_frame(partition_path(cfg.data_root, name, "P")) for name in CURATION_STEPS}
+    files = [f"P_{name}" for name, _r in FORMATS.values()]
+    assert all(list(t["file"]) == files for t in tables.values())  # one row per manifest row, in every table
+    turns = tables["transcript_turns"]
+    assert turns["calls"].iloc[0] == 0 and all(json.loads(t) for t in turns["turns"])  # ingest: no model
+    assert set(tables["speaker_turns"]["roles"].iloc[0]) <= {"person", "interviewer", "other"}
+    assert tables["transcript_quality"]["kept"].all() and tables["transcript_quality"]["review_decision"].isna().all()
+    assert [len(json.loads(p)) for p in tables["qa_pairs"]["pairs"]] == list(tables["prepared_input"]["pairs"])
+    assert tables["qa_tags"]["category"].iloc[0] and tables["qa_tags"]["calls"].iloc[0] == len(files) + 1
+
+    rejected = files[0]
+    record_decision(cfg.corpus, rejected, "reject", "a panel, not an interview")
+    made = {name: partition_path(cfg.data_root, name, "P").stat().st_mtime_ns for name in CURATION_STEPS[:2]}
+    for name in CURATION_STEPS[2:]:
+        run_steps(cfg, {name: [Cell("P")]}, _no_split, ["P"], [], gateway=runner)
+    assert {name: partition_path(cfg.data_root, name, "P").stat().st_mtime_ns for name in CURATION_STEPS[:2]} == made
+    quality = read_frame(partition_path(cfg.data_root, "transcript_quality", "P")).set_index("file")
+    assert quality.loc[rejected, "review_decision"] == "reject" and not quality.loc[rejected, "kept"]
+    assert bool(quality.loc[rejected, "quality_kept"])  # the model's own verdict kept beside the reviewer's
+    pairs = read_frame(partition_path(cfg.data_root, "qa_pairs", "P")).set_index("file")
+    assert json.loads(pairs.loc[rejected, "pairs"]) == []  # not structured: excluded
+    doc = json.loads((cfg.corpus / "P" / "prepared_input.json").read_text(encoding="utf-8"))
+    assert len(doc["interviews"]) == len(files) - 1

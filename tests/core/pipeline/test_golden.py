@@ -55,6 +55,7 @@ def test_dagster_demo_curates_raw_transcripts_and_fills_the_breakdowns(tmp_path,
     from typer.testing import CliRunner
 
     from interviewsim_cli import app
+    from interviewsim_core.pipeline.steps import CURATION_STEPS
     from interviewsim_core.loader import load_corpus, validate_paths
     from interviewsim_core.sample_corpus import SAMPLE_CORPUS_DIR
     from interviewsim_core.schema import THEMATIC_CATEGORIES
@@ -77,9 +78,9 @@ def test_dagster_demo_curates_raw_transcripts_and_fills_the_breakdowns(tmp_path,
     tables = read_tables(data)
     curated_ids = {p.qa_id for d in curated.values() for i in d.interviews for p in i.qa_pairs}
     assert set(tables["heldout_split"]["qa_id"]) <= curated_ids
-    # Same tables as the sample's run (plus the PS stability check's two and the curation's own table, one row per
-    # transcript), the calibration rows still there.
-    assert set(fingerprint(data)) - set(_expected()) == {"training_personality", "ps_stability", "prepared_input"}
+    # Same tables as the sample's run (plus the PS stability check's two and the curation's six, one row per
+    # transcript each), the calibration rows still there.
+    assert set(fingerprint(data)) - set(_expected()) == {"training_personality", "ps_stability", *CURATION_STEPS}
     assert tables["prepared_input"]["written"].all() and len(tables["prepared_input"]) == len(rows)
     board = tables["leaderboard"]
     assert set(CALIBRATION_METHODS) <= set(board["method"])
