@@ -105,3 +105,28 @@ def test_the_repeat_pattern_removes_what_the_plain_definition_removes() -> None:
 
     assert [once(_REPEAT, s) for s in samples] == [once(_PLAIN_REPEAT, s) for s in samples]
     assert once(_REPEAT, "And and I i think the the theory is is, is fine") == "And I think the theory is fine"
+
+
+def test_a_short_offline_message_counts_what_its_lines_count() -> None:
+    """The short-message path (the whole text split at once) counts what the per-line path counts."""
+    tokens = PromptTokens()
+    texts = ["", "one", "a b\nc", "\n\n a \n", "tab\there\r\nand\u2028sep\u00a0nbsp \x1c x", "Turns (3):\n[0] person (A): hi  there\n"]
+    assert [tokens._text(OFFLINE.model, 0, t) for t in texts] == [tokens._lines(OFFLINE.model, t) for t in texts] \
+        == [0, 1, 3, 1, 6, 7]
+
+
+def _plain_normalise(text: str) -> str:
+    """``normalise`` as first written (a regex for the space before a mark, then the collapse): the oracle."""
+    text = _FILLER.sub("", text)
+    text = _REPEAT.sub(lambda m: m.group(1), text)
+    text = re.sub(r"\s+([,.?!])", r"\1", text)
+    return " ".join(text.split())
+
+
+def test_normalise_gives_what_the_plain_definition_gives() -> None:
+    import itertools
+
+    parts = ["a", "uh", "I", "i", "the", ",", ".", "?", "!", " ", "  ", "\n", "\t", "\u00a0", "\u2028", ";", "x."]
+    samples = ["".join(p) for n in range(1, 5) for p in itertools.product(parts, repeat=n)]
+    assert sum(_plain_normalise(s) != " ".join(s.split()) for s in samples) > 1000  # the marks' rule is exercised
+    assert [normalise(s) for s in samples] == [_plain_normalise(s) for s in samples]
