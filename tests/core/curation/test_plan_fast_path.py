@@ -130,3 +130,35 @@ def test_normalise_gives_what_the_plain_definition_gives() -> None:
     samples = ["".join(p) for n in range(1, 5) for p in itertools.product(parts, repeat=n)]
     assert sum(_plain_normalise(s) != " ".join(s.split()) for s in samples) > 1000  # the marks' rule is exercised
     assert [normalise(s) for s in samples] == [_plain_normalise(s) for s in samples]
+
+
+def test_the_plan_pauses_the_cyclic_collector_and_restores_it(tmp_path, monkeypatch) -> None:
+    import gc
+
+    from interviewsim_core.curation import plan as plan_module
+    from interviewsim_core.curation.plan import collector_paused
+
+    manifest = write_sample_transcripts(tmp_path / "tx")
+    seen: list[bool] = []
+    real = plan_module.curate_with
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(plan_module, "curate_with", spy)
+    was_on = gc.isenabled()
+    try:
+        gc.enable()
+        plan_curation(tmp_path / "tx", manifest, OFFLINE, None)
+        assert seen == [False] and gc.isenabled()
+        with collector_paused():  # nested: on again only when the outer one ends
+            with collector_paused():
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        gc.disable()  # off before: stays off
+        plan_curation(tmp_path / "tx", manifest, OFFLINE, None)
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        (gc.enable if was_on else gc.disable)()
