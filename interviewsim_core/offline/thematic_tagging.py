@@ -35,8 +35,19 @@ def category(question: str, response: str) -> str:
     return _LEXICON.best(DEFAULT, (2, question), (1, response))[0]
 
 
+def _tags(prompt: str) -> list[str]:
+    return [category(m["q"], m["a"]) for m in _PAIR.finditer(prompt)]
+
+
+def result(prompt: str) -> contract.Result:
+    """What ``contract.parse(answer(prompt), pairs)`` returns, without the JSON round trip (the curation's
+    planner tags every pair; tests/core/curation check it)."""
+    return contract.Result(tags=_tags(prompt))
+
+
 def answer(prompt: str) -> str:
-    return json.dumps({"tags": [category(m["q"], m["a"]) for m in _PAIR.finditer(prompt)]})
+    return json.dumps({"tags": _tags(prompt)})
 
 
 RESPONDS = {contract.NAME: answer}
+RESULTS = {contract.NAME: result}

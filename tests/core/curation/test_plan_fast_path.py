@@ -26,22 +26,22 @@ _STEP_OF = {contract: step for step, contract in STEPS.items()}
 
 class _CountingRunner(OfflineRunner):
     """The offline answers through JSON and each request's parser, counting calls and prompt tokens per step,
-    and keeping the QA-structuring prompts."""
+    and keeping the requests the offline model answers with a typed result (QA structuring, thematic tagging)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.tokens = PromptTokens()
         self.by_step: Counter[str] = Counter()
         self.prompt: Counter[str] = Counter()
-        self.qa_requests: list = []
+        self.typed_requests: list = []
 
     def run_many(self, pairs):
         for model, req in pairs:
             step = _STEP_OF[req.contract]
             self.by_step[step] += 1
             self.prompt[step] += self.tokens.count(model, req)
-            if req.contract == qa_structuring.NAME:
-                self.qa_requests.append(req)
+            if req.contract in (qa_structuring.NAME, "thematic_tagging"):
+                self.typed_requests.append(req)
         return super().run_many(pairs)
 
 
@@ -55,9 +55,9 @@ def test_the_plan_counts_what_an_offline_curation_of_the_sample_sends(tmp_path) 
     assert {line.step: line.prompt_tokens for line in planned.lines} == dict(sent.prompt)
     assert set(sent.by_step) == set(STEPS)  # every step planned: QA structuring and tagging from the typed answers
 
-    # the typed offline result is exactly what the bound parser makes of the offline text
-    assert sent.qa_requests
-    for req in sent.qa_requests:
+    # the typed offline results are exactly what the bound parsers make of the offline texts
+    assert {req.contract for req in sent.typed_requests} == {qa_structuring.NAME, "thematic_tagging"}
+    for req in sent.typed_requests:
         messages = [dict(m) for m in req.messages]
         assert respond_result(messages, req.contract) == req.parser(respond(messages, req.contract))
 
