@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Hashable, Mapping
+from functools import lru_cache
 
 from ..contracts import speaker_attribution as contract
 from ..errors import Problem
@@ -39,7 +40,7 @@ def _norm(label: str) -> str:
     return _HONORIFIC.sub("", s)
 
 
-def person_names(row: ManifestRow) -> set[str]:
+def person_names(row: ManifestRow) -> frozenset[str]:
     """Every normalised spelling that names the person in this row's transcript."""
     names = {_norm(row.person_name), _norm(row.person_name).split()[-1] if row.person_name.split() else ""}
     names |= {_norm(a) for a in row.aliases}
@@ -48,7 +49,7 @@ def person_names(row: ManifestRow) -> set[str]:
         t = t[4:] if t.startswith("the ") else t
         surname = _norm(row.person_name).split()[-1]
         names |= {t, f"the {t}", f"{t} {surname}"}
-    return {n for n in names if n}
+    return frozenset(n for n in names if n)
 
 
 def unit_key(turn_label: str, turn_index: int) -> str:
@@ -56,8 +57,13 @@ def unit_key(turn_label: str, turn_index: int) -> str:
     return turn_label if turn_label else f"#{turn_index}"
 
 
-def rule_role(label: str, names: set[str], fmt: str) -> tuple[Role, str] | None:
-    """The rule's role for one label and which rule placed it, or None when the rule cannot tell."""
+@lru_cache(maxsize=4096)
+def rule_role(label: str, names: frozenset[str], fmt: str) -> tuple[Role, str] | None:
+    """The rule's role for one label and which rule placed it, or None when the rule cannot tell.
+
+    Remembered: a personality's labels recur in each of its transcripts, and the rule runs when a transcript's
+    calls are planned and again when they are assembled; the fuzzy match (``difflib``) against every spelling of
+    the name was most of the attribution's CPU in the curation's plan."""
     if not label:
         return ("other", "text before the first speaker label") if fmt == "text" else None
     n = _norm(label)

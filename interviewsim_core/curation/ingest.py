@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import Problem
-from .models import Format, Transcript, Turn
+from .models import Format, Transcript
 
 REMOVED_KINDS = ("headings", "item_numbers", "footnote_marks", "footnotes", "stage_directions")
 
@@ -37,7 +37,9 @@ _ITEM = re.compile(r"\[(?:\d{1,3}|[IVXl]{1,4}|U)[.\-']?\]\s*")
 _HEAD_ITEM = re.compile(r"^(?P<head>[^a-z\[\]]*?[A-Z]{2}[^a-z\[\]]*?)\s*(?=\[(?:\d{1,3}|[IVXl]{1,4}|U)[.\-']?\])")
 _HEAD_Q = re.compile(r"^[A-Z][A-Z ,.'&-]*[A-Z]\s+(?=(?:Q|THE PRESIDENT)\.\s)")
 _ALWAYS_LABEL = re.compile(r"^(?:THE\.?\s+PRESIDENT|Q)$", re.IGNORECASE)
-_HEADING = re.compile(r"^(?=.*[A-Z]{2})[A-Z0-9][^a-z]{0,120}$")
+_HEADING = re.compile(r"^(?=[A-Z0-9][^a-z]{0,120}$).*[A-Z]{2}")
+"""A short line without a lower-case letter and with two capitals in a row. The shape is tested first: it fails at
+a paragraph's first lower-case letter, where the two-capitals test scanned every paragraph to its end."""
 _FOOTNOTE_PARA = re.compile(r"^\d{1,2}\s*[A-Z]")
 _FOOTNOTE_MARK = re.compile(r"(?<=[.?!\"'])\s*\d{1,2}$")
 _TITLES = r"(?:MR|MRS|MS|DR|GEN|SEN|REP|GOV|SEC)\.\s"
@@ -63,13 +65,17 @@ _NAMED = re.compile(r"^(?:Mr\.|Mrs\.|Miss|Ms\.)?\s?[A-Z][\w.'\-]*(?: [A-Z][\w.'\
 """A questioner's name (and paper) printed after "Q.": who asked, not what was asked."""
 
 
+def _unstaged(text: str) -> tuple[str, int]:
+    """``_STAGE.subn("", text)``, tried only where it can match (a bracket): the same result, and the
+    pattern's leading ``\s*`` makes the regex try every position, which was most of ingest's CPU (the
+    curation's plan reads every transcript)."""
+    return _STAGE.subn("", text) if "[" in text or "(" in text else (text, 0)
+
+
 def clean(text: str, removed: Counter) -> str:
     """Stage directions and footnote marks out of one piece of spoken text (counted), spaces collapsed."""
-    # Each pattern is tried only where it can match (a bracket; a final digit): the same result, and the
-    # patterns' scans were most of ingest's CPU (the curation's plan reads every transcript).
-    n = 0
-    if "[" in text or "(" in text:
-        text, n = _STAGE.subn("", text)
+    # The footnote mark is tried only where it can match (a final digit), as the stage directions (``_unstaged``).
+    text, n = _unstaged(text)
     removed["stage_directions"] += n  # counted even when 0: the report lists every kind
     text, n = text.strip(), 0
     if text[-1:].isdigit():
@@ -90,10 +96,11 @@ def _label(paragraph: str) -> tuple[str, str] | None:
     return None
 
 
-def _merge(pieces: list[tuple[str, str, int]], same_label_joins: bool = True) -> tuple[Turn, ...]:
+def _merge(pieces: list[tuple[str, str, int]], same_label_joins: bool = True) -> list[dict]:
     """Consecutive pieces of one (non-empty) label joined into one turn (captions and segments cut one
     utterance into many; in published text a repeated label is a new turn: two reporters both "Q.");
-    empty texts dropped."""
+    empty texts dropped. The turns' fields, which ``Transcript`` validates into ``Turn``s in one call
+    (3x faster than a ``Turn(...)`` each: the curation's plan ingests every transcript)."""
     turns: list[tuple[str, list[str], int]] = []
     for label, text, line in pieces:
         if not text:
@@ -102,7 +109,7 @@ def _merge(pieces: list[tuple[str, str, int]], same_label_joins: bool = True) ->
             turns[-1][1].append(text)
         else:
             turns.append((label, [text], line))
-    return tuple(Turn(index=i, label=lab, text=" ".join(parts), line=line) for i, (lab, parts, line) in enumerate(turns))
+    return [{"index": i, "label": lab, "text": " ".join(parts), "line": line} for i, (lab, parts, line) in enumerate(turns)]
 
 
 def _text(body: str, removed: Counter) -> tuple[list[tuple[str, str, int]], bool]:
@@ -119,7 +126,7 @@ def _text(body: str, removed: Counter) -> tuple[list[tuple[str, str, int]], bool
             para = para[m.end():]
         para, k = _ITEM.subn("", para, count=1) if para.startswith("[") else (para, 0)
         removed["item_numbers"] += k
-        para, k = _STAGE.subn("", para)  # before the label: "THE PRESIDENT [reading]." is THE PRESIDENT
+        para, k = _unstaged(para)  # before the label: "THE PRESIDENT [reading]." is THE PRESIDENT
         removed["stage_directions"] += k
         para = para.strip()
         m = _HEAD_Q.match(para)
@@ -191,21 +198,22 @@ def _diarised(data: dict, file: str, removed: Counter) -> tuple[list[tuple[str, 
     return pieces, problems
 
 
-def detect(body: str) -> Format | None:
-    """The format of a decoded transcript, or None when it is none of the four."""
+def detect(body: str) -> tuple[Format | None, dict | None]:
+    """The format of a decoded transcript, or None when it is none of the four; and for diarised JSON the
+    object the detection parsed (so a file is parsed once)."""
     head = body.lstrip()
     if head.startswith("WEBVTT"):
-        return "vtt"
+        return "vtt", None
     first = head.splitlines()[:2]
     if len(first) == 2 and first[0].strip().isdigit() and _SRT_TIME.match(first[1]):
-        return "srt"
+        return "srt", None
     if head.startswith("{"):
         try:
             data = json.loads(head)
         except json.JSONDecodeError:
-            return None
-        return "diarised_json" if isinstance(data, dict) and "segments" in data else None
-    return "text"
+            return None, None
+        return ("diarised_json", data) if isinstance(data, dict) and "segments" in data else (None, None)
+    return "text", None
 
 
 def ingest_bytes(data: bytes, file: str) -> tuple[Transcript | None, list[Problem]]:
@@ -219,7 +227,7 @@ def ingest_bytes(data: bytes, file: str) -> tuple[Transcript | None, list[Proble
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         return None, [Problem(file, f"line {line}", "undecodable", f"not UTF-8: byte {exc.object[exc.start]:#x} at offset {exc.start}")]
-    fmt = detect(body)
+    fmt, parsed = detect(body)
     removed: Counter = Counter({k: 0 for k in REMOVED_KINDS})
     problems: list[Problem] = []
     if fmt is None:
@@ -230,7 +238,7 @@ def ingest_bytes(data: bytes, file: str) -> tuple[Transcript | None, list[Proble
     elif fmt == "srt":
         pieces = _cues(body, _SRT_TIME, removed)
     elif fmt == "diarised_json":
-        pieces, problems = _diarised(json.loads(body), file, removed)
+        pieces, problems = _diarised(parsed, file, removed)
     else:
         pieces, labelled = _text(body, removed)
         if not labelled:

@@ -61,17 +61,17 @@ def _aliases(value: Any) -> tuple[str, ...] | None:
     return None
 
 
-def _inside(folder: Path, rel: str, root: Path | None = None) -> tuple[Path | None, str | None]:
-    """The file ``rel`` names inside ``folder``, or why it cannot be used (missing, a link out, absolute).
-    ``root``: ``folder.resolve()`` when the caller has it (one per manifest, not one per row)."""
+def _inside(folder: Path, rel: str, root: Path) -> str | None:
+    """Why the file ``rel`` names cannot be used from ``folder`` (missing, a link out, absolute), or None when
+    it lies inside. ``root``: ``folder.resolve()`` (one per manifest, not one per row)."""
     if Path(rel).is_absolute():
-        return None, "absolute-path"
+        return "absolute-path"
     path = folder / rel
-    if not path.resolve().is_relative_to(root or folder.resolve()):
-        return None, "outside-folder"
+    if not path.resolve().is_relative_to(root):
+        return "outside-folder"
     if not path.is_file():
-        return None, "missing-file"
-    return path, None
+        return "missing-file"
+    return None
 
 
 _WHY = {"absolute-path": "is an absolute path; paths are relative to the transcripts folder",
@@ -95,6 +95,13 @@ def read_manifest(path: Path | str, folder: Path | str) -> Manifest:
     """Read and check the manifest against the transcripts folder; every problem listed at once."""
     path, folder = Path(path), Path(folder)
     root = folder.resolve()
+    checked: dict[str, str | None] = {}  # a personality's profile file is named by each of its rows: resolved once
+
+    def why_not(rel: str) -> str | None:
+        if rel not in checked:
+            checked[rel] = _inside(folder, rel, root)
+        return checked[rel]
+
     raw_rows, problems = _rows(path)
     rows: list[ManifestRow] = []
     warnings: list[str] = []
@@ -137,12 +144,12 @@ def read_manifest(path: Path | str, folder: Path | str) -> Manifest:
                 problems.append(Problem(str(path), where, "duplicate-row", f"file {key!r} is already listed in row {seen[key]}"))
             else:
                 seen[key] = n
-            _, why = _inside(folder, key, root)
+            why = why_not(key)
             if why:
                 problems.append(Problem(str(folder / key), where, why, f"manifest file {key!r} {_WHY[why]}"))
         for f in ("profile_file", "long_profile_file"):
             if values.get(f):
-                _, why = _inside(folder, values[f], root)
+                why = why_not(values[f])
                 if why:
                     problems.append(Problem(str(folder / values[f]), where, why, f"{f} {values[f]!r} {_WHY[why]}"))
             elif values.get("personality_id") and (values["personality_id"], f) not in warned:

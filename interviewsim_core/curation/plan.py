@@ -17,8 +17,11 @@ Nothing is written: no cache entry, no corpus file.
 
 from __future__ import annotations
 
+import gc
+import threading
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..contracts import REGISTRY
@@ -88,6 +91,39 @@ class _PlanningRunner:
             return CallResult(status="invalid", raw=raw, parse_error=str(exc), model=model.name, cache_key=key)
 
 
+class _Collector:
+    """Who paused Python's cyclic garbage collector (``collector_paused``), and whether it was on before the first."""
+
+    lock = threading.Lock()
+    pausers = 0
+    was_on = False
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while the body runs; on again after, if it was on.
+
+    A plan holds the whole curation's values until it ends (every transcript's turns, pairs and
+    attributions: each pydantic value is two tracked objects, 1.6 million at 1,000 personalities x 23
+    transcripts). None of them is in a reference cycle (the collector's passes over a plan freed nothing
+    past its youngest generation), but its full passes walk every live object, and they were 17% of the
+    plan's CPU at that size. Reference counting frees everything as before; only cyclic garbage made
+    meanwhile waits for the next pass. Nested or concurrent plans: on again when the last one ends.
+    """
+    with _Collector.lock:
+        if _Collector.pausers == 0:
+            _Collector.was_on = gc.isenabled()
+            gc.disable()
+        _Collector.pausers += 1
+    try:
+        yield
+    finally:
+        with _Collector.lock:
+            _Collector.pausers -= 1
+            if _Collector.pausers == 0 and _Collector.was_on:
+                gc.enable()
+
+
 def plan_curation(transcripts: Path | str, manifest: Path | str, model: ModelConfig,
                   cache_path: Path | str | None, personalities: Collection[str] | None = None) -> RunPlan:
     """The plan of ``curate(transcripts, manifest, gateway, model)`` with the cache at ``cache_path``.
@@ -102,8 +138,9 @@ def plan_curation(transcripts: Path | str, manifest: Path | str, model: ModelCon
     cache = SqliteCache(Path(cache_path)) if cache_path is not None and Path(cache_path).exists() else None
     runner = _PlanningRunner(cache)
     try:
-        curate_with(transcripts, manifest, lambda planned: run_calls(runner, planned), model, out=None,
-                    personalities=personalities, write=False)
+        with collector_paused():
+            curate_with(transcripts, manifest, lambda planned: run_calls(runner, planned), model, out=None,
+                        personalities=personalities, write=False)
     finally:
         if cache is not None:
             cache.close()

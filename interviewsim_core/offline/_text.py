@@ -49,6 +49,55 @@ def stem(token: str) -> str:
     return token
 
 
+class Lexicon:
+    """Cue words per category, matched by stem: how many tokens of a text cue each category.
+
+    A token counts once for every category whose cue words share its stem. Which categories a token
+    cues is remembered per token, and the tokens already looked up are a set: a text's tokens are
+    filtered at C speed (a set difference for the new ones, a dict membership for the cues), so only
+    the new tokens and the cue hits run Python code. The offline tagger counts every word of every pair
+    of a curation this way, and almost no word is a cue.
+    """
+
+    SEEN_MAX = 1 << 17
+    """Tokens remembered as looked up before the set is emptied (a vocabulary, not a corpus)."""
+
+    def __init__(self, words: dict[str, str], order: tuple[str, ...]) -> None:
+        stems = {cat: {stem(w) for w in text.split()} for cat, text in words.items()}
+        self.order = order
+        self._of_stem = {s: tuple(c for c in order if s in stems[c]) for group in stems.values() for s in group}
+        self._of_token: dict[str, tuple[str, ...]] = {}
+        self._seen: set[str] = set()
+
+    def _cues(self, toks: list[str]) -> filter:
+        new = set(toks).difference(self._seen)
+        if new:
+            if len(self._seen) > self.SEEN_MAX:
+                self._seen.clear()  # only the cue tokens' categories are kept: a few per cue word
+            for tok in new:
+                cats = self._of_stem.get(stem(tok))
+                if cats:
+                    self._of_token[tok] = cats
+            self._seen.update(new)  # after ``_of_token``: a token seen is a token whose cues are known
+        return filter(self._of_token.__contains__, toks)
+
+    def counts(self, *weighted: tuple[int, str]) -> dict[str, int]:
+        """Category -> the sum over (weight, text) of weight x the text's tokens that cue it, every category present."""
+        counts = dict.fromkeys(self.order, 0)
+        for weight, text in weighted:
+            for tok in self._cues(tokens(text)):
+                for cat in self._of_token[tok]:
+                    counts[cat] += weight
+        return counts
+
+    def best(self, default: str, *weighted: tuple[int, str]) -> tuple[str, int]:
+        """(the category with the highest count, the earlier one in ``order`` on a tie, or ``default`` when no
+        token cues any; that count)."""
+        counts = self.counts(*weighted)
+        top = max(counts.values())
+        return (default if top == 0 else next(c for c in self.order if counts[c] == top)), top
+
+
 def content_stems(text: str) -> set[str]:
     """The stems of a text's content words (see ``content_tokens`` and ``stem``)."""
     return {stem(t) for t in content_tokens(text)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from ..contracts import personality_category as contract
-from ._text import stem, tokens
+from ._text import Lexicon
 
 LEXICON = {
     "Film & Television": "film movie actor actress television show series director role hollywood screen",
@@ -23,19 +23,12 @@ LEXICON = {
     "Public Service & Social Influence": "president senator government congress policy minister governor "
                                          "administration election vote law war nation activist",
 }
-_STEMS = {cat: {stem(w) for w in words.split()} for cat, words in LEXICON.items()}
+_LEXICON = Lexicon(LEXICON, tuple(contract.CATEGORIES))
 DEFAULT = "Public Service & Social Influence"
 
 
 def answer(prompt: str) -> str:
-    body = prompt.split("Person:", 1)[-1]
-    counts = {c: 0 for c in contract.CATEGORIES}
-    for tok in tokens(body):
-        s = stem(tok)
-        for c in contract.CATEGORIES:
-            counts[c] += s in _STEMS[c]
-    best = max(counts.values())
-    cat = DEFAULT if best == 0 else next(c for c in contract.CATEGORIES if counts[c] == best)
+    cat, best = _LEXICON.best(DEFAULT, (1, prompt.split("Person:", 1)[-1]))
     return json.dumps({"category": cat, "reason": f"offline lexicon: {best} cue words of {cat} in the profile and questions"})
 
 

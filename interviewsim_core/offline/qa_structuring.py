@@ -19,16 +19,15 @@ def result(prompt: str) -> contract.Result:
     """The rule's pairs over the prompt's turns as the contract's typed result: what
     ``contract.parse(answer(prompt), turns)`` returns (tests/core/curation check it), built without the JSON
     round trip, for the planner (``curation/plan.py``), which needs only the values."""
-    from ..curation.models import Transcript, Turn
+    from ..curation.models import Transcript
     from ..curation.structuring import structure
 
     found = list(_TURN.finditer(prompt.split("\nTurns (", 1)[-1]))
-    turns = tuple(Turn(index=int(m["i"]), label=m["label"], text=m["text"], line=0) for m in found)
+    turns = [{"index": int(m["i"]), "label": m["label"], "text": m["text"], "line": 0} for m in found]
     pairs, _stats = structure(Transcript(file="prompt", format="text", turns=turns, removed={}), [m["role"] for m in found])
-    # model_construct: the rule's values are already of the fields' types (no validation to repeat)
-    return contract.Result.model_construct(pairs=tuple(
-        contract.Pair.model_construct(question_turn=p.question_turn, response_turns=tuple(p.response_turns),
-                                      question=p.question, response=p.response) for p in pairs))
+    # fields validated in one call per model (pydantic-core builds the nested models: faster than model_construct)
+    return contract.Result(pairs=[{"question_turn": p.question_turn, "response_turns": p.response_turns,
+                                   "question": p.question, "response": p.response} for p in pairs])
 
 
 def answer(prompt: str) -> str:

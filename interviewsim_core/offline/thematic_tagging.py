@@ -13,7 +13,7 @@ import re
 
 from ..contracts import thematic_tagging as contract
 from ..schema import THEMATIC_CATEGORIES
-from ._text import stem, tokens
+from ._text import Lexicon
 
 LEXICON = {
     "Social Identity": "family wife husband children son daughter mother father community country nation american "
@@ -26,25 +26,28 @@ LEXICON = {
     "Psychological Traits": "feel felt personally temper patient worry worried confident afraid fear proud angry "
                             "happy humor nervous mood style enjoy tired pressure emotion disappointed surprised",
 }
-_STEMS = {cat: {stem(w) for w in words.split()} for cat, words in LEXICON.items()}
-_CATEGORIES_OF = {s: tuple(c for c in THEMATIC_CATEGORIES if s in _STEMS[c]) for stems in _STEMS.values() for s in stems}
-"""stem -> the categories whose lexicon holds it: one lookup per token (the plan of a large curation tags every pair)."""
+_LEXICON = Lexicon(LEXICON, tuple(THEMATIC_CATEGORIES))
 DEFAULT = "Motivations and Values"
 _PAIR = re.compile(r"^\[\d+\] Q: (?P<q>.*)\n    A: (?P<a>.*)$", re.MULTILINE)
 
 
 def category(question: str, response: str) -> str:
-    counts = {c: 0 for c in THEMATIC_CATEGORIES}
-    for weight, text in ((2, question), (1, response)):
-        for tok in tokens(text):
-            for c in _CATEGORIES_OF.get(stem(tok), ()):
-                counts[c] += weight
-    best = max(counts.values())
-    return DEFAULT if best == 0 else next(c for c in THEMATIC_CATEGORIES if counts[c] == best)
+    return _LEXICON.best(DEFAULT, (2, question), (1, response))[0]
+
+
+def _tags(prompt: str) -> list[str]:
+    return [category(m["q"], m["a"]) for m in _PAIR.finditer(prompt)]
+
+
+def result(prompt: str) -> contract.Result:
+    """What ``contract.parse(answer(prompt), pairs)`` returns, without the JSON round trip (the curation's
+    planner tags every pair; tests/core/curation check it)."""
+    return contract.Result(tags=_tags(prompt))
 
 
 def answer(prompt: str) -> str:
-    return json.dumps({"tags": [category(m["q"], m["a"]) for m in _PAIR.finditer(prompt)]})
+    return json.dumps({"tags": _tags(prompt)})
 
 
 RESPONDS = {contract.NAME: answer}
+RESULTS = {contract.NAME: result}

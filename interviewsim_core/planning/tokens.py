@@ -75,9 +75,13 @@ class PromptTokens:
     def _text(self, model: str, slot: int, text: str) -> int:
         """Tokens of one message. A long message usually starts with the previous one's context (a
         Chrono-m prompt differs from the last one only in its question): its head is compared at
-        memcmp speed and its count reused, and only the rest is split into lines."""
+        memcmp speed and its count reused, and only the rest is split into lines.
+
+        A short message for the offline model is split as a whole: its whitespace-word count is what its
+        lines' counts add up to (a line break is whitespace), and the split costs less than a memo look-up
+        per line would, without filling a memo (a curation's plan counts each transcript's lines once)."""
         if len(text) < LONG:
-            return self._lines(model, text)
+            return len(text.split()) if model.startswith("offline/") else self._lines(model, text)
         head = self._heads.get((model, slot))
         if head is not None and text.startswith(head[0]):
             return head[1] + self._lines(model, text[len(head[0]):])

@@ -368,3 +368,37 @@ def test_mcq_answering_reads_a_multi_paragraph_profile() -> None:
                                        kinds=("near_miss", "opposite_negation", "correct"), correct_label="C")
     ctx = Ctx("A painter.\n\nShe grew up by the Lyon river.", ())
     assert respond(mcq_answering.build_messages("P", ctx, [item]), mcq_answering.NAME) == "Q1: C"
+
+
+def _plain_counts(lexicon: dict[str, str], order: tuple[str, ...], weighted) -> dict[str, int]:
+    """The lexicon count as first written (every token stemmed, every category's stem set asked): the oracle."""
+    from interviewsim_core.offline._text import stem, tokens
+
+    stems = {c: {stem(w) for w in words.split()} for c, words in lexicon.items()}
+    counts = {c: 0 for c in order}
+    for weight, text in weighted:
+        for tok in tokens(text):
+            for c in order:
+                counts[c] += weight * (stem(tok) in stems[c])
+    return counts
+
+
+@pytest.mark.parametrize("module", ["thematic_tagging", "personality_category"])
+def test_lexicon_counts_what_the_plain_definition_counts(module: str, monkeypatch) -> None:
+    import importlib
+    import random
+
+    from interviewsim_core.offline._text import Lexicon
+
+    mod = importlib.import_module(f"interviewsim_core.offline.{module}")
+    order = mod._LEXICON.order
+    words = " ".join(mod.LEXICON.values()).split()
+    vocab = words + [w + s for w in words for s in ("s", "ing", "ed", "ly", "'s")] + ["the", "Fear.", "x", "fo", "ings"]
+    vocab += [f"w{i}" for i in range(300)]
+    rng = random.Random(7)
+    lexicon = Lexicon(mod.LEXICON, order)
+    monkeypatch.setattr(Lexicon, "SEEN_MAX", 50)  # the remembered tokens are forgotten many times over
+    texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 40))) for _ in range(400)]
+    weighted = [((2, a), (1, b)) for a, b in zip(texts, texts[1:])]
+    assert any(lexicon.counts(*w) != dict.fromkeys(order, 0) for w in weighted)
+    assert [lexicon.counts(*w) for w in weighted] == [_plain_counts(mod.LEXICON, order, w) for w in weighted]

@@ -57,10 +57,10 @@ def test_bad_files_are_refused_with_the_rule(data: bytes, rule: str) -> None:
 
 
 def test_detect() -> None:
-    assert detect("WEBVTT\n") == "vtt"
-    assert detect("1\n00:00:01,000 --> 00:00:02,000\nhi\n") == "srt"
-    assert detect('{"segments": []}') == "diarised_json"
-    assert detect(f"{PERSON}: hi") == "text"
+    assert detect("WEBVTT\n") == ("vtt", None)
+    assert detect("1\n00:00:01,000 --> 00:00:02,000\nhi\n") == ("srt", None)
+    assert detect(' {"segments": []}') == ("diarised_json", {"segments": []})
+    assert detect(f"{PERSON}: hi") == ("text", None)
 
 
 def test_print_slips_of_real_transcripts() -> None:
@@ -73,3 +73,19 @@ def test_print_slips_of_real_transcripts() -> None:
         ("Q", "Doubled stop?"), ("THE PRESIDENT", "Well, no stop at all."), ("Q", "Mr. President, a bare Q?"),
         ("Q", "Named?"), ("Frank Cormier, Associated Press", "Colon label?")]
     assert t.removed["footnotes"] == 1 and t.removed["headings"] == 1 and t.removed["item_numbers"] == 2
+
+
+def test_the_heading_pattern_matches_what_its_plain_definition_matches() -> None:
+    import itertools
+    import random
+    import re
+
+    from interviewsim_core.curation.ingest import _HEADING
+
+    plain = re.compile(r"^(?=.*[A-Z]{2})[A-Z0-9][^a-z]{0,120}$")  # as first written: the oracle
+    rng = random.Random(1)
+    samples = ["".join(p) for n in range(6) for p in itertools.product("Aa1 .\n", repeat=n)]
+    samples += ["".join(rng.choice("AB a1.[]\t\nZ?") for _ in range(rng.randint(100, 130))) for _ in range(5000)]
+    samples += ["A" * n for n in range(118, 125)] + ["AB" + "1" * n for n in range(115, 125)] + ["AB" + "1" * 119 + "\n"]
+    assert sum(bool(plain.match(s)) for s in samples) > 100
+    assert [bool(_HEADING.match(s)) for s in samples] == [bool(plain.match(s)) for s in samples]

@@ -26,22 +26,22 @@ _STEP_OF = {contract: step for step, contract in STEPS.items()}
 
 class _CountingRunner(OfflineRunner):
     """The offline answers through JSON and each request's parser, counting calls and prompt tokens per step,
-    and keeping the QA-structuring prompts."""
+    and keeping the requests the offline model answers with a typed result (QA structuring, thematic tagging)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.tokens = PromptTokens()
         self.by_step: Counter[str] = Counter()
         self.prompt: Counter[str] = Counter()
-        self.qa_requests: list = []
+        self.typed_requests: list = []
 
     def run_many(self, pairs):
         for model, req in pairs:
             step = _STEP_OF[req.contract]
             self.by_step[step] += 1
             self.prompt[step] += self.tokens.count(model, req)
-            if req.contract == qa_structuring.NAME:
-                self.qa_requests.append(req)
+            if req.contract in (qa_structuring.NAME, "thematic_tagging"):
+                self.typed_requests.append(req)
         return super().run_many(pairs)
 
 
@@ -55,9 +55,9 @@ def test_the_plan_counts_what_an_offline_curation_of_the_sample_sends(tmp_path) 
     assert {line.step: line.prompt_tokens for line in planned.lines} == dict(sent.prompt)
     assert set(sent.by_step) == set(STEPS)  # every step planned: QA structuring and tagging from the typed answers
 
-    # the typed offline result is exactly what the bound parser makes of the offline text
-    assert sent.qa_requests
-    for req in sent.qa_requests:
+    # the typed offline results are exactly what the bound parsers make of the offline texts
+    assert {req.contract for req in sent.typed_requests} == {qa_structuring.NAME, "thematic_tagging"}
+    for req in sent.typed_requests:
         messages = [dict(m) for m in req.messages]
         assert respond_result(messages, req.contract) == req.parser(respond(messages, req.contract))
 
@@ -105,3 +105,60 @@ def test_the_repeat_pattern_removes_what_the_plain_definition_removes() -> None:
 
     assert [once(_REPEAT, s) for s in samples] == [once(_PLAIN_REPEAT, s) for s in samples]
     assert once(_REPEAT, "And and I i think the the theory is is, is fine") == "And I think the theory is fine"
+
+
+def test_a_short_offline_message_counts_what_its_lines_count() -> None:
+    """The short-message path (the whole text split at once) counts what the per-line path counts."""
+    tokens = PromptTokens()
+    texts = ["", "one", "a b\nc", "\n\n a \n", "tab\there\r\nand\u2028sep\u00a0nbsp \x1c x", "Turns (3):\n[0] person (A): hi  there\n"]
+    assert [tokens._text(OFFLINE.model, 0, t) for t in texts] == [tokens._lines(OFFLINE.model, t) for t in texts] \
+        == [0, 1, 3, 1, 6, 7]
+
+
+def _plain_normalise(text: str) -> str:
+    """``normalise`` as first written (a regex for the space before a mark, then the collapse): the oracle."""
+    text = _FILLER.sub("", text)
+    text = _REPEAT.sub(lambda m: m.group(1), text)
+    text = re.sub(r"\s+([,.?!])", r"\1", text)
+    return " ".join(text.split())
+
+
+def test_normalise_gives_what_the_plain_definition_gives() -> None:
+    import itertools
+
+    parts = ["a", "uh", "I", "i", "the", ",", ".", "?", "!", " ", "  ", "\n", "\t", "\u00a0", "\u2028", ";", "x."]
+    samples = ["".join(p) for n in range(1, 5) for p in itertools.product(parts, repeat=n)]
+    assert sum(_plain_normalise(s) != " ".join(s.split()) for s in samples) > 1000  # the marks' rule is exercised
+    assert [normalise(s) for s in samples] == [_plain_normalise(s) for s in samples]
+
+
+def test_the_plan_pauses_the_cyclic_collector_and_restores_it(tmp_path, monkeypatch) -> None:
+    import gc
+
+    from interviewsim_core.curation import plan as plan_module
+    from interviewsim_core.curation.plan import collector_paused
+
+    manifest = write_sample_transcripts(tmp_path / "tx")
+    seen: list[bool] = []
+    real = plan_module.curate_with
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(plan_module, "curate_with", spy)
+    was_on = gc.isenabled()
+    try:
+        gc.enable()
+        plan_curation(tmp_path / "tx", manifest, OFFLINE, None)
+        assert seen == [False] and gc.isenabled()
+        with collector_paused():  # nested: on again only when the outer one ends
+            with collector_paused():
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        gc.disable()  # off before: stays off
+        plan_curation(tmp_path / "tx", manifest, OFFLINE, None)
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        (gc.enable if was_on else gc.disable)()
