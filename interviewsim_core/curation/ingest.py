@@ -265,7 +265,8 @@ def ingest_file(folder: Path, rel: str) -> tuple[Transcript | None, list[Problem
 
 @lru_cache(maxsize=256)
 def _ingest_cached(data: bytes, rel: str) -> tuple[Transcript | None, tuple[Problem, ...]]:
-    """``ingest_bytes`` by content: the graph's curation step replays a personality once per round of calls
-    (``step.py``), so its files are read again each round but parsed once (the transcript is a frozen model)."""
+    """``ingest_bytes`` by content: a process that plans a curation (the run's budget gate, ``plan.py``) and then
+    runs its ``transcript_turns`` step reads the same files twice but parses them once (the transcript is a
+    frozen model)."""
     transcript, problems = ingest_bytes(data, rel)
     return transcript, tuple(problems)
