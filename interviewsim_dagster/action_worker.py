@@ -296,14 +296,20 @@ def wait_for(worker: ActionWorker, nodes: Sequence[Node], record: Callable[[Node
 
 def _main(conn, parent: int) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-    # What every job needs, imported while the command is still planning (``spawn``).
+    # What every job needs, imported (and the first call's one-time work done) while the command is
+    # still planning (``spawn``).
     import interviewsim_core.pipeline.runner  # noqa: F401
+    from interviewsim_core.llm.transport import warm_up
+
     from . import recording, resources  # noqa: F401
 
     try:
+        # Only a head start: whatever fails here fails again at the first call, which reports it.
+        with contextlib.suppress(Exception):
+            warm_up()
         job = conn.recv()
     except (EOFError, OSError, KeyboardInterrupt):
-        return  # ``discard``: no action took this worker
+        return  # ``discard`` (no action took this worker), or Ctrl-C before its job
 
     outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
 

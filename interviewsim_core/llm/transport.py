@@ -324,7 +324,6 @@ class _LoopState:
     semaphores: dict[tuple[str, str | None], asyncio.Semaphore] = field(default_factory=dict)
     clients: dict[tuple[str, int], Any] = field(default_factory=dict)
     request_ids: dict[str, _RequestIds] = field(default_factory=dict)
-    ssl_context: Any = None
 
 
 _states: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState]" = weakref.WeakKeyDictionary()
@@ -340,18 +339,46 @@ def loop_state() -> _LoopState:
     return state
 
 
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> Any:
+    """The process's one TLS context (the CA bundle parsed once), shared by every pool of every loop:
+    a context only configures the connections made from it, none of which it holds."""
+    import httpx  # noqa: PLC0415
+
+    return httpx.create_ssl_context()
+
+
 def _client(state: _LoopState, server: str, pool: int) -> Any:
     """HTTP pool number ``pool`` of ``server`` on this loop (see POOL_CONNECTIONS)."""
     client = state.clients.get((server, pool))
     if client is None:
         import httpx  # noqa: PLC0415
 
-        if state.ssl_context is None:  # one TLS context (CA bundle parsed once) shared by the pools
-            state.ssl_context = httpx.create_ssl_context()
         limits = httpx.Limits(max_connections=POOL_CONNECTIONS, max_keepalive_connections=POOL_CONNECTIONS)
         client = state.clients[(server, pool)] = httpx.AsyncClient(limits=limits, timeout=None,
-                                                                   verify=state.ssl_context)
+                                                                   verify=_ssl_context())
     return client
+
+
+def warm_up() -> None:
+    """Do now the one-time work of this process's first direct call, for a process that waits for its
+    work before calling (the action worker, while its command registers and plans).
+
+    That work is importing the HTTP client (httpx, httpcore, and the asyncio backend of anyio, which
+    anyio imports when first used) and the thread pool the cache's I/O runs on, parsing the CA bundle
+    and reading the bundled price table. Done by
+    the first call, it ran on the gateway's thread while the scheduler's thread held the interpreter
+    planning the next nodes, and each import step waited for it: the first request reached the server
+    1.3-1.9 s after its submission (py-spy dump of the worker, issue 30)."""
+    from concurrent.futures import ThreadPoolExecutor  # noqa: F401, PLC0415 - the cache's I/O runs on one (to_thread)
+
+    import anyio  # noqa: PLC0415
+    import httpcore  # noqa: F401, PLC0415
+    import httpx  # noqa: F401, PLC0415
+
+    anyio.run(anyio.sleep, 0)  # imports anyio's asyncio backend, as httpcore's first request would
+    _ssl_context()
+    _bundled_prices()
 
 
 async def close_clients(state: _LoopState) -> None:
