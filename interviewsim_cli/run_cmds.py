@@ -221,6 +221,7 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
                                    in_process)
         finally:
             action_worker.discard()
+            action_worker.wait_exited()  # after the summary: the worker's own exit overlapped it
 
 
 def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: bool, budget: Budget | None,

@@ -360,31 +360,44 @@ def worker_blocked(instance: dg.DagsterInstance) -> str | None:
     return f"{n} other run(s) in progress on this instance" if n else None
 
 
-WORKER_BLOCKS = 2
-"""With a worker, a per-personality or P x M run over several personalities is cut into up to this
-many runs of consecutive personalities (the same blocks for both). A run records its partitions (an
-event per asset partition, then its checks' verdicts) when the last of them is written; one P x M
-run for all of them did all that after the worker's last call (27 s with no call in flight at 6
-personalities). The worker admits personalities in order, so the first block's runs record while
-the worker calls for the second, and only the second's remain. The per-personality runs are cut too
-because a P x M block stores its materialisations only after its personalities' splits are stored
-(``ActionWorker.order``). Two: these runs take no pool slot (``recording_defs``), so more blocks would
-not queue for slots any more, but three gave no shorter tail after the last call at 6 personalities
-(12.8 s against 12.1 s, issue 30) and each run costs its creation and its own events."""
+def halving_blocks(n: int) -> list[int]:
+    """The sizes of the blocks of consecutive personalities a worker's per-personality, P x M and summary runs
+    are cut into: half of the personalities left each time, so 6 -> 3, 2, 1 and 20 -> 10, 5, 3, 1, 1.
+
+    Why: a run records its partitions (an event per asset partition, then its checks' verdicts) when the
+    last of them is written, and what the last block records comes after the worker's last call. One
+    P x M run for every personality did all of it there (27 s with no call in flight at 6 personalities);
+    two equal halves left half of it there (12.1 s; three equal blocks 12.8 s, each run costs its
+    creation and its own events). The worker admits personalities in order, so a block is recorded
+    while the worker calls for the blocks after it: halving gives each block the calls of as many
+    personalities as it holds to be recorded in, and leaves the last personality's alone after the last
+    call, for about log2(n) runs per stage. The per-personality runs are cut the same way because a P x M
+    block stores its materialisations only after its personalities' splits are stored
+    (``ActionWorker.order``), and the summaries because theirs come after their P x M blocks'."""
+    sizes: list[int] = []
+    while n > 0:
+        sizes.append(-(-n // 2) if n > 1 else 1)
+        n -= sizes[-1]
+    return sizes
+
+
+BLOCKED_JOBS = (PERSONALITY_JOB, PERSONALITY_METHOD_JOB, PERSONALITY_SUMMARY_JOB)
 
 
 def _in_blocks(spec: RunSpec, graph, people: Sequence[str], methods: Sequence[str]) -> list[RunSpec]:
-    """``spec``, or for a per-personality or P x M run, up to ``WORKER_BLOCKS`` runs over consecutive blocks of
-    its personalities."""
+    """``spec``, or for a per-personality, P x M or summary run, one run per block of consecutive personalities
+    (``halving_blocks``)."""
     from .defs.corpus.partitions import dims_of
 
-    if spec.job not in (PERSONALITY_JOB, PERSONALITY_METHOD_JOB) or spec.start is None:
+    if spec.job not in BLOCKED_JOBS or spec.start is None:
         return [spec]
     pdef = graph.get(spec.assets[0]).partitions_def
     first, last = dims_of(pdef, spec.start), dims_of(pdef, spec.end or spec.start)
     persons = list(dict.fromkeys(c.personality for c in _spec_cells(spec, graph, people, methods)))
-    n = -(-len(persons) // WORKER_BLOCKS)  # personalities per block, rounded up
-    blocks = [persons[i:i + n] for i in range(0, len(persons), n)]
+    blocks, at = [], 0
+    for size in halving_blocks(len(persons)):
+        blocks.append(persons[at:at + size])
+        at += size
     if METHOD not in first:
         return [RunSpec(spec.job, spec.assets, b[0], b[-1]) for b in blocks]
     return [RunSpec(spec.job, spec.assets, str(pxm_key(b[0], first[METHOD])), str(pxm_key(b[-1], last[METHOD])))

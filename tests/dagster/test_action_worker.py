@@ -121,6 +121,18 @@ def test_the_worker_records_what_the_runs_in_process_record_and_sends_the_same_c
             person = partition.split("|")[1]
             assert storage_id > stored[("heldout_split", person)][0], (asset, partition)
             assert storage_id > stored[("premise_verdicts", person)][0], (asset, partition)
+    for person in PEOPLE:  # the summaries are cut in blocks too (launch.halving_blocks), after their P x M blocks
+        assert stored[("personality_scores", person)][0] > max(
+            sid for (asset, partition), (sid, _n) in stored.items() if asset == "method_scores"
+            and partition.endswith(f"|{person}")), person
+
+
+def test_the_runs_are_cut_in_halving_blocks_of_personalities():
+    """Half of the personalities left each time: the last block, recorded after the worker's last call, holds one."""
+    from interviewsim_dagster.launch import halving_blocks
+
+    assert [halving_blocks(n) for n in (1, 2, 3, 6, 20)] == [[1], [1, 1], [2, 1], [3, 2, 1], [10, 5, 3, 1, 1]]
+    assert all(sum(halving_blocks(n)) == n and halving_blocks(n)[-1] == 1 for n in range(1, 200))
 
 
 def _alive(pid: int) -> bool:

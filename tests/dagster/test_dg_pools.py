@@ -189,3 +189,30 @@ def test_the_event_log_syncs_its_wal_files_at_checkpoints_only(tmp_path):
     _sync_at_checkpoints(other, None)
     assert other.execute("PRAGMA synchronous").fetchone()[0] == 2
     other.close()
+
+
+def test_the_event_log_keeps_its_files_open_so_a_transaction_does_not_checkpoint(tmp_path, monkeypatch):
+    """A transaction's connection is not the file's last (issue 30): SQLite does not checkpoint and delete the WAL
+    when it closes (a checkpoint and its syncs per transaction, 21.8 ms against 0.17 ms); at most ``KEPT_FILES``
+    files stay open, the oldest closed first; ``wipe`` closes them before it deletes the files, and the storage
+    works on afterwards."""
+    from interviewsim_dagster import event_log_storage
+    from interviewsim_dagster.event_log_storage import EngineKeepingSqliteEventLogStorage
+
+    monkeypatch.setattr(event_log_storage, "KEPT_FILES", 3)
+    runs = tmp_path / "runs"
+    storage = EngineKeepingSqliteEventLogStorage(str(runs))
+    storage.add_dynamic_partitions("personality", ["A"])
+    assert (runs / "index.db-wal").exists()  # written, closed, and still in the WAL: no checkpoint on close
+    for run in ("r1", "r2", "r3"):
+        with storage.run_connection(run) as conn:
+            conn.exec_driver_sql("SELECT 1")
+    assert list(storage._kept) == ["r1", "r2", "r3"]  # the index, least recently used, was closed
+    storage.add_dynamic_partitions("personality", ["B"])
+    assert list(storage._kept) == ["r2", "r3", "index"]
+    storage.wipe()
+    assert list(storage._kept) == ["index"] and not (runs / "r2.db").exists()  # the index is emptied, not deleted
+    storage.add_dynamic_partitions("personality", ["C"])
+    assert storage.get_dynamic_partitions("personality") == ["C"]
+    storage.dispose()
+    assert not storage._kept
