@@ -60,7 +60,7 @@ def _materialise_curation(cfg, personalities, tags: dict[str, str], force: bool,
 
     from interviewsim_core.errors import ConfigError
     from interviewsim_core.pipeline.data_root_claims import claim, config_identity
-    from interviewsim_core.pipeline.steps import steps_for
+    from interviewsim_core.pipeline.steps import CURATION_STEPS
     from interviewsim_dagster.defs.corpus.partitions import PERSONALITY
     from interviewsim_dagster.definitions import build_definitions
     from interviewsim_dagster.launch import execute, plan_runs
@@ -86,8 +86,7 @@ def _materialise_curation(cfg, personalities, tags: dict[str, str], force: bool,
         if new:
             instance.add_dynamic_partitions(PERSONALITY, new)
             typer.echo(f"registered {len(new)} personality partition(s) from the manifest: {', '.join(new)}")
-        curation = ",".join(s.name for s in steps_for(cfg) if s.curation)  # transcript_turns ... prepared_input
-        specs = plan_runs(defs, instance, cfg.methods, chosen, None, curation)
+        specs = plan_runs(defs, instance, cfg.methods, chosen, None, ",".join(CURATION_STEPS))
         outcomes = execute(defs, instance, specs, progress=typer.echo, dagster_log_level="INFO" if verbose else "WARNING",
                            skip_up_to_date=not force, tags=tags)
     if not all(o.success for o in outcomes):

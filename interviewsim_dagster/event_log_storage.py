@@ -50,8 +50,8 @@ from collections.abc import Iterator
 from typing import Any
 
 # Private on purpose, and only here: Dagster exports no public base for an event log storage, and this class
-# is its SQLite one with two methods changed. tests/dagster/test_dg_pools.py exercises both against the pinned
-# Dagster, so an upgrade that moves them fails there rather than in a user's run.
+# is its SQLite one with a few methods changed (_connect, has_table, wipe, dispose). tests/dagster/test_dg_pools.py
+# exercises them against the pinned Dagster, so an upgrade that moves them fails there rather than in a user's run.
 from dagster._core.storage.event_log import SqliteEventLogStorage
 from dagster._core.storage.sql import create_engine
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS

@@ -41,6 +41,7 @@ from ..pipeline.calls import PlannedCall
 from . import run
 from .models import Attribution, ManifestRow, QAPairDraft, Transcript, Turn
 from .run import Curated, Outcome
+from .stage import curation_model
 
 if TYPE_CHECKING:
     from ..pipeline.config import EvalConfig
@@ -49,14 +50,15 @@ __all__ = ["assemble_step", "corpus_step", "curation_personalities", "ingest_ste
            "plan_step", "step_table", "transcripts_version", "transcripts_versions"]
 
 
-def _loads(text: Any, default: Any = None) -> Any:
-    """A JSON cell's value; ``default`` for a null or empty cell (a step that did not reach the transcript)."""
-    return default if text is None or (isinstance(text, float) and text != text) or text == "" else json.loads(text)
-
-
 def _value(v: Any) -> Any:
     """A cell as Python: None for a null (NaN after a Parquet round trip)."""
     return None if v is None or (isinstance(v, float) and v != v) else v
+
+
+def _loads(text: Any, default: Any = None) -> Any:
+    """A JSON cell's value; ``default`` for a null or empty cell (a step that did not reach the transcript)."""
+    text = _value(text)
+    return default if text is None or text == "" else json.loads(text)
 
 
 def _turns_cols(outcome: Outcome, pid: str, c: Curated | None) -> dict[str, Any]:
@@ -181,19 +183,13 @@ def ingest_step(cfg: EvalConfig, pid: str) -> pd.DataFrame:
     return step_table("transcript_turns", outcome, pid, (0, 0, 0, 0))
 
 
-def _model(cfg: EvalConfig):
-    from .stage import curation_model
-
-    return curation_model(cfg)
-
-
 _ROUNDS: dict[str, tuple[Callable[[Outcome, EvalConfig], list[PlannedCall]],
                          Callable[[Outcome, EvalConfig, Mapping[Hashable, Any]], None]]] = {
-    "speaker_turns": (lambda o, cfg: run.attribution_calls(o, _model(cfg)), lambda o, cfg, res: run.attribute(o, res)),
-    "transcript_quality": (lambda o, cfg: run.quality_calls(o, _model(cfg)),
+    "speaker_turns": (lambda o, cfg: run.attribution_calls(o, curation_model(cfg)), lambda o, cfg, res: run.attribute(o, res)),
+    "transcript_quality": (lambda o, cfg: run.quality_calls(o, curation_model(cfg)),
                            lambda o, cfg, res: run.judge_quality(o, res, cfg.corpus)),
-    "qa_pairs": (lambda o, cfg: run.structuring_calls(o, _model(cfg)), lambda o, cfg, res: run.structure(o, res)),
-    "qa_tags": (lambda o, cfg: run.tagging_calls(o, cfg.transcripts, _model(cfg)), lambda o, cfg, res: run.tag(o, res)),
+    "qa_pairs": (lambda o, cfg: run.structuring_calls(o, curation_model(cfg)), lambda o, cfg, res: run.structure(o, res)),
+    "qa_tags": (lambda o, cfg: run.tagging_calls(o, cfg.transcripts, curation_model(cfg)), lambda o, cfg, res: run.tag(o, res)),
 }
 """Each model step's (calls, apply) pair of ``run.py`` step functions."""
 
@@ -218,7 +214,7 @@ def corpus_step(cfg: EvalConfig, pid: str, inputs: Mapping[str, pd.DataFrame]) -
     when the personality is refused) and its entries of ``categories.csv`` and ``curation_report.json``;
     returns its table."""
     outcome = outcome_of(pid, inputs)
-    run.build_corpus(outcome, cfg.transcripts, _model(cfg), cfg.corpus, [pid])
+    run.build_corpus(outcome, cfg.transcripts, curation_model(cfg), cfg.corpus, [pid])
     return table_of(outcome, pid, Path(cfg.transcripts))
 
 
@@ -247,11 +243,7 @@ def table_of(outcome: Outcome, pid: str, folder: Path) -> pd.DataFrame:
 def curation_personalities(cfg: EvalConfig) -> list[str]:
     """The personality ids the manifest names (its rows with problems too: their partition says why they are
     refused), sorted: the partitions of the curation step."""
-    from .manifest import _rows
-
-    raw, _problems = _rows(Path(cfg.manifest))
-    return sorted({r["personality_id"].strip() for r in raw
-                   if isinstance(r.get("personality_id"), str) and r["personality_id"].strip()})
+    return sorted(_manifest_rows(str(cfg.manifest), _stamp(Path(cfg.manifest)))[0])
 
 
 def transcripts_versions(transcripts: Path | str, manifest: Path | str, corpus: Path | str) -> dict[str, str]:
