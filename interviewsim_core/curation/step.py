@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from ..pipeline.config import EvalConfig
 
 __all__ = ["assemble_step", "corpus_step", "curation_personalities", "ingest_step", "outcome_of",
-           "plan_step", "step_table", "transcripts_version", "transcripts_versions"]
+           "plan_step", "step_table", "transcripts_version"]
 
 
 def _value(v: Any) -> Any:
@@ -244,12 +244,6 @@ def curation_personalities(cfg: EvalConfig) -> list[str]:
     """The personality ids the manifest names (its rows with problems too: their partition says why they are
     refused), sorted: the partitions of the curation step."""
     return sorted(_manifest_rows(str(cfg.manifest), _stamp(Path(cfg.manifest)))[0])
-
-
-def transcripts_versions(transcripts: Path | str, manifest: Path | str, corpus: Path | str) -> dict[str, str]:
-    """personality id -> ``transcripts_version`` of each personality the manifest names."""
-    by_pid, _problems = _manifest_rows(str(manifest), _stamp(Path(manifest)))
-    return {pid: transcripts_version(transcripts, manifest, corpus, pid) for pid in sorted(by_pid)}
 
 
 def transcripts_version(transcripts: Path | str, manifest: Path | str, corpus: Path | str, pid: str) -> str:

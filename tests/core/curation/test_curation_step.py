@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from interviewsim_core.curation.run import curate
-from interviewsim_core.curation.step import curation_personalities, transcripts_versions
+from interviewsim_core.curation.step import curation_personalities, transcripts_version
 from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_core.pipeline.runner import run_steps
 from interviewsim_core.pipeline.steps import CURATION_STEPS, Cell
@@ -80,16 +80,21 @@ def test_a_refused_personality_is_a_table_with_its_problems_and_no_document(tmp_
     assert not (cfg.corpus / "S").exists()
 
 
+def transcripts_versions(cfg) -> dict[str, str]:
+    """Each partition's ``transcripts_version``, as a run computes it partition by partition."""
+    return {pid: transcripts_version(cfg.transcripts, cfg.manifest, cfg.corpus, pid) for pid in curation_personalities(cfg)}
+
+
 def test_the_data_version_changes_with_the_personality_s_own_inputs_only(tmp_path) -> None:
     d, _m, cfg = _fixture(tmp_path)
-    before = transcripts_versions(cfg.transcripts, cfg.manifest, cfg.corpus)
+    before = transcripts_versions(cfg)
     assert set(before) == {"P", "Q", "R", "S"}
     (d / "P_dialogue.srt").write_text(FORMATS["srt"][1]().replace("garden", "yard"), encoding="utf-8")
-    after = transcripts_versions(cfg.transcripts, cfg.manifest, cfg.corpus)
+    after = transcripts_versions(cfg)
     assert after["P"] != before["P"] and after["Q"] == before["Q"] and after["R"] == before["R"]
     (cfg.corpus).mkdir()
     (cfg.corpus / "review.csv").write_text("file,decision,reason\nQ_dialogue.txt,reject,a panel\n", encoding="utf-8")
-    reviewed = transcripts_versions(cfg.transcripts, cfg.manifest, cfg.corpus)
+    reviewed = transcripts_versions(cfg)
     assert reviewed["Q"] != after["Q"] and reviewed["P"] == after["P"]  # a reviewer's decision re-curates its own
 
 
