@@ -8,6 +8,7 @@ Heavy imports (dagster, litellm) happen inside command bodies so ``interviewsim 
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import pkgutil
@@ -35,4 +36,10 @@ _register_all()
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    finally:
+        # The heap a command leaves (Dagster's definitions and modules above all) is only freed at exit: a
+        # last cyclic collection over it took 0.9 s of ``interviewsim run``'s exit; frozen, the exit takes
+        # 0.07 s. The atexit handlers (the cache's packing, the answer journal) run all the same.
+        gc.freeze()

@@ -12,7 +12,7 @@ beside the calls instead of between them.
 What stays as Dagster users rely on:
 
 - **one materialisation per asset partition**: the stage runs are the same runs, recording the same
-  metadata (computed here from the written table, with its split version) and data versions;
+  metadata (computed by the run from the table the worker sends, with its split version) and data versions;
 - **the selection and nothing else**: the worker makes exactly the nodes of the narrowed run specs;
 - **resumption**: the worker writes each partition atomically and every answer goes to the cache,
   so a killed command (or worker) loses no paid call; the next run re-makes an unrecorded partition
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import gc
 import multiprocessing
 import os
 import pickle
@@ -56,11 +57,13 @@ STOP_GRACE_S = 20.0
 
 @dataclass
 class Report:
-    """What the worker says of one partition it wrote: its metadata, and its calls (``runner.PROGRESS_FIELDS``:
-    planned, answered, cached, ...; ``None`` for a step that calls no model), which each run sums into its
-    steps' totals."""
+    """What the worker says of one partition it wrote: the step's output, from which the run recording it
+    computes the partition's metadata (``recording.partition_metadata``, in the command's process: on the
+    worker it held back the calls, 4-10 ms a table), and its calls (``runner.PROGRESS_FIELDS``: planned,
+    answered, cached, ...; ``None`` for a step that calls no model), which each run sums into its steps'
+    totals."""
 
-    meta: dict[str, Any]
+    out: Any
     counts: dict[str, float] | None = None
 
 
@@ -365,6 +368,7 @@ def _main(conn, parent: int) -> None:
     finally:
         outbox.put(None)
         poster.join()
+        gc.freeze()  # its heap is freed at exit: no last collection over it (``interviewsim_cli.main``), which the command waits for
 
 
 def _watch_parent(parent: int) -> None:
@@ -380,7 +384,7 @@ def _work(cfg_json: str, nodes: dict[str, list[tuple]], files: dict[str, str], p
     from interviewsim_core.pipeline.runner import run_steps
     from interviewsim_core.pipeline.steps import BY_NAME
 
-    from .recording import PROGRESS_EVERY_S, load_split, partition_metadata
+    from .recording import PROGRESS_EVERY_S, load_split
     from .resources import step_env
 
     cfg = EvalConfig.model_validate_json(cfg_json)
@@ -393,12 +397,10 @@ def _work(cfg_json: str, nodes: dict[str, list[tuple]], files: dict[str, str], p
     load = lambda pid: load_split(files[pid])  # noqa: E731 - run_steps gives env its own window over it
     env = step_env(cfg, load)
     per_node: dict[tuple[str, Cell], dict[str, float]] = {}
-    metadata = partition_metadata(cfg, env.split)
 
     def done(step, cell: Cell, out: Any, inputs) -> None:
-        meta = metadata(step, cell, out, inputs)
         mine = per_node.pop((step.name, cell), None)
-        say("done", step.name, tuple(cell), Report(meta, mine if step.calls_models else None))
+        say("done", step.name, tuple(cell), Report(out, mine if step.calls_models else None))
 
     run_steps(cfg, run, load, personalities, methods, gateway=gateway, write=True,
               progress=lambda line: say("progress", line), keep=(), on_partition=done, env=env,

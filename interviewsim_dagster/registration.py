@@ -74,13 +74,24 @@ def _fingerprint(path: Path) -> str:
 
 
 def scan_corpus(corpus: str | os.PathLike[str], previous: dict[str, FileState] | None = None) -> ScanResult:
-    """Validate every document of ``corpus``, reusing ``previous`` verdicts for unchanged files.
+    """Validate every document of ``corpus``, reusing ``previous`` verdicts for unchanged files (by default
+    this process's last scan of the folder: ``interviewsim run`` scans it to register, to plan, and in every
+    stage run it records, 0.2 s a scan at 6 personalities, py-spy).
 
     A personality_id claimed by two valid files is registered once (first in folder order) and the
     second file is reported: its id would otherwise silently point at either file.
     """
-    corpus = Path(corpus)
-    previous = previous or {}
+    key = str(Path(corpus).resolve())
+    result = _scan(Path(corpus), _LAST_SCAN.get(key, {}) if previous is None else previous)
+    _LAST_SCAN[key] = result.states
+    return result
+
+
+_LAST_SCAN: dict[str, dict[str, FileState]] = {}
+"""Corpus folder -> the verdicts of this process's last scan of it, by file (each with its fingerprint)."""
+
+
+def _scan(corpus: Path, previous: dict[str, FileState]) -> ScanResult:
     result = ScanResult()
     if not corpus.exists():
         result.problems.append(str(Problem(str(corpus), "$", "not-found", "no such file or folder")))

@@ -112,6 +112,29 @@ def upstream_cells(step: Step, cell: Cell, up: Step, mapping: InputMapping, pers
     return [Cell(cell.personality, m) for m in methods]
 
 
+def stored_inputs(config: EvalConfig, step: Step, cell: Cell, personalities: list[str],
+                  methods: list[str]) -> dict[str, Any]:
+    """The inputs of ``cell`` of ``step`` as written under the data root, for a reader that did not make them
+    (the recording of a partition another process made: ``interviewsim_dagster.engine``).
+
+    Raises:
+        FileNotFoundError: an input the step requires is not written (an optional one is left out).
+    """
+    frames: dict[str, dict[Cell, Any]] = {}
+    for inp in step.inputs:
+        if not inp.load:
+            continue
+        got = frames.setdefault(inp.step, {})
+        for up in upstream_cells(step, cell, BY_NAME[inp.step], inp.mapping, personalities, methods):
+            path = partition_path(config.data_root, inp.step, up.personality, up.method)
+            if exists(path):
+                got[up] = read_frame(path)
+            elif not inp.allow_missing:
+                raise FileNotFoundError(f"{step.name} reads {inp.step} {'/'.join(v for v in up if v)}, which is not "
+                                        f"written under {config.data_root}")
+    return inputs_for(step, cell, frames)
+
+
 Node = tuple[str, Cell]
 
 

@@ -63,22 +63,22 @@ def _finish(proc: subprocess.Popen, timeout: float = 600) -> str:
             proc.wait()
 
 
-def _stored(home: Path) -> dict[tuple[str, str | None], tuple[int, set[str]]]:
-    """(asset, partition) -> the storage id and metadata names of its newest materialisation, from the
-    instance on disk."""
+def _stored(home: Path) -> dict[tuple[str, str | None], tuple[int, dict]]:
+    """(asset, partition) -> the storage id and metadata of its newest materialisation, from the instance on
+    disk."""
     os.environ["DAGSTER_HOME"] = str(home)
-    seen: dict[tuple[str, str | None], tuple[int, set[str]]] = {}
+    seen: dict[tuple[str, str | None], tuple[int, dict]] = {}
     with dg.DagsterInstance.get() as instance:
         for key in instance.get_asset_keys():
             records = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=key), limit=10_000).records
             for rec in reversed(records):  # oldest first: the newest of a partition wins
                 mat = rec.asset_materialization
-                seen[(key.to_user_string(), mat.partition)] = (rec.storage_id, set(mat.metadata))
+                seen[(key.to_user_string(), mat.partition)] = (rec.storage_id, dict(mat.metadata))
     return seen
 
 
 def _recorded(home: Path) -> dict[tuple[str, str | None], set[str]]:
-    return {k: names for k, (_id, names) in _stored(home).items()}
+    return {k: set(meta) for k, (_id, meta) in _stored(home).items()}
 
 
 def _bodies(log: list[dict], since: int = 0) -> list[str]:
@@ -112,6 +112,13 @@ def test_the_worker_records_what_the_runs_in_process_record_and_sends_the_same_c
     for key, names in in_process.items():
         assert names == worker[key], key  # the same metadata (counts, preview, split version, step totals)
     assert "split_version" in worker[("generations", f"chrono-100|{PEOPLE[0]}")]
+    # The worker sends its tables; the run computes their metadata, reading from the data root the inputs a
+    # presenter needs (runner.stored_inputs): the same values as made in process.
+    values_w, values_p = _stored(tmp_path / "home_w"), _stored(tmp_path / "home_p")
+    for key, name in [*((("personality_scores", p), "methods_present") for p in PEOPLE),
+                      (("leaderboard", None), "partitions_read"), (("leaderboard", None), "leaderboard"),
+                      (("premise_verdicts", PEOPLE[0]), "pass_rate"), (("generations", f"chrono-100|{PEOPLE[0]}"), "rows")]:
+        assert values_w[key][1][name] == values_p[key][1][name], (key, name)
     assert "step_calls_made" in worker[("generations", f"chrono-100|{PEOPLE[0]}")]
     # Runs record side by side, but a P x M partition is stored after its personality's partitions (Dagster reads
     # the inputs' data versions when it stores one: recorded first, it would show stale once its split is stored).

@@ -113,3 +113,24 @@ def test_sensor_registers_the_manifest_s_personalities_when_the_config_curates(t
         (request,) = result.dynamic_partitions_requests
         assert sorted(request.partition_keys) == sorted(CURATED)
         assert not cfg.corpus.exists()
+
+
+def test_a_scan_validates_again_only_the_files_changed_since_this_process_last_scanned_them(tiny_corpus, monkeypatch):
+    """``interviewsim run`` scans the corpus to register, to plan and in every stage run it records: an unchanged
+    file keeps its verdict, an edited one is validated again (its verdict may change)."""
+    from interviewsim_dagster import registration
+
+    validated: list[str] = []
+    real = registration._validate
+    monkeypatch.setattr(registration, "_validate", lambda path, fp: validated.append(path.parent.name) or real(path, fp))
+    first = registration.scan_corpus(tiny_corpus)
+    assert sorted(first.valid) == sorted(PEOPLE) and sorted(validated) == sorted(PEOPLE)
+    validated.clear()
+    assert registration.scan_corpus(tiny_corpus).valid == first.valid and validated == []
+    broken = _broken(tiny_corpus)  # a new file, then an edit of a valid one that breaks it
+    doc = json.loads((tiny_corpus / PEOPLE[0] / "prepared_input.json").read_text())
+    doc["surprise"] = True
+    (tiny_corpus / PEOPLE[0] / "prepared_input.json").write_text(json.dumps(doc))
+    again = registration.scan_corpus(tiny_corpus)
+    assert sorted(validated) == sorted([PEOPLE[0], broken.parent.name])
+    assert PEOPLE[0] not in again.valid and any("surprise" in p for p in again.problems)

@@ -12,7 +12,8 @@ from fakes import ScriptedGateway
 from interviewsim_core.errors import ConfigError
 from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_core.factories import make_gateway
-from interviewsim_core.pipeline.runner import TABLE_STEPS, run_evaluation
+from interviewsim_core.pipeline.runner import TABLE_STEPS, run_evaluation, stored_inputs
+from interviewsim_core.pipeline.steps import BY_NAME, Cell
 from interviewsim_core.pipeline.storage import partition_path, read_frame
 from interviewsim_core.pipeline.tables import KEY_COLUMNS, LEADERBOARD_METRICS, PER_METHOD, SCHEMAS
 
@@ -156,3 +157,18 @@ def test_every_row_leads_to_the_prompt_it_sent(tmp_path):
     assert out.exit_code == 0, out.output
     shown = json.loads(out.output)
     assert [dict(m) for m in shown["messages"]] == sent and shown["raw"] == row["raw_output"]
+
+
+def test_stored_inputs_reads_what_the_run_wrote_and_names_a_missing_one(run, tmp_path):
+    """A partition's inputs read back from the data root (how a run records what the action's worker made) are
+    what the run computed it from; a required input not written is an error naming it, an optional one is left out."""
+    cfg, _gw, tables, _lines = run
+    step, person = BY_NAME["personality_scores"], PIDS[0]
+    got = stored_inputs(cfg, step, Cell(person), PIDS, list(METHODS))
+    assert sorted(got["method_scores"]) == sorted(METHODS)
+    mine = tables["method_scores"][tables["method_scores"]["personality_id"] == person]
+    assert sorted(pd.concat(got["method_scores"].values())["method"]) == sorted(mine["method"])
+    empty = cfg.model_copy(update={"data_root": tmp_path})
+    assert stored_inputs(empty, step, Cell(person), PIDS, list(METHODS)) == {"method_scores": {}}  # optional
+    with pytest.raises(FileNotFoundError, match=f"content_similarity reads generations {person}/simple"):
+        stored_inputs(empty, BY_NAME["content_similarity"], Cell(person, "simple"), PIDS, list(METHODS))
