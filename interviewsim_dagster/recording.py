@@ -1,6 +1,7 @@
 """What a stage records of each partition it writes, whoever wrote it: a stage run's own scheduler
-(``engine``) or the action's worker process (``action_worker``). One definition, so a partition made
-either way carries the same metadata (``tests/dagster/test_action_worker.py`` compares them)."""
+(``engine``) or the action's worker process (``action_worker``), whose tables the run recording them
+receives. Computed by the stage run either way, so a partition carries the same metadata
+(``tests/dagster/test_action_worker.py`` compares them); the worker only loads splits through it."""
 
 from __future__ import annotations
 

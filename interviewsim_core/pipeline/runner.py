@@ -126,13 +126,29 @@ def stored_inputs(config: EvalConfig, step: Step, cell: Cell, personalities: lis
             continue
         got = frames.setdefault(inp.step, {})
         for up in upstream_cells(step, cell, BY_NAME[inp.step], inp.mapping, personalities, methods):
-            path = partition_path(config.data_root, inp.step, up.personality, up.method)
-            if exists(path):
-                got[up] = read_frame(path)
+            value = read_partition(config, inp.step, up)
+            if value is not MISSING:
+                got[up] = value
             elif not inp.allow_missing:
-                raise FileNotFoundError(f"{step.name} reads {inp.step} {'/'.join(v for v in up if v)}, which is not "
-                                        f"written under {config.data_root}")
+                raise not_materialised(step, inp.step, up)
     return inputs_for(step, cell, frames)
+
+
+MISSING = object()
+"""A partition read but not on disk (a method not run yet): ``read_partition``."""
+
+
+def read_partition(config: EvalConfig, name: str, cell: Cell) -> Any:
+    """Partition ``cell`` of step ``name`` as written under the data root, or ``MISSING``."""
+    path = partition_path(config.data_root, name, cell.personality, cell.method)
+    return read_frame(path) if exists(path) else MISSING
+
+
+def not_materialised(step: Step, name: str, cell: Cell) -> FileNotFoundError:
+    """The error of ``step`` reading partition ``cell`` of ``name``, which is required and not written."""
+    where = "/".join(v for v in cell if v) or "(unpartitioned)"
+    return FileNotFoundError(f"{step.name} reads {name} {where}, which is not materialised: materialise {name} "
+                             "for it first")
 
 
 Node = tuple[str, Cell]
@@ -326,9 +342,6 @@ def run_steps(
 
 PROGRESS_FIELDS = ("planned", "answered", "cached", "invalid", "failed", "cost_usd")
 
-MISSING = object()
-"""An external partition that is not on disk (a method not run yet)."""
-
 
 class _Run:
     """One run of the graph: the ready nodes, the calls in flight, the personality window."""
@@ -520,10 +533,7 @@ class _Run:
             value = self._external(up) if up in self.g.external else self.done[up]
             if value is MISSING:
                 if not inp.allow_missing:
-                    name, cell = up
-                    where = "/".join(v for v in cell if v) or "(unpartitioned)"
-                    raise FileNotFoundError(f"{step.name} reads {name} {where}, which is not materialised: "
-                                            f"materialise {name} for it first")
+                    raise not_materialised(step, *up)
                 continue
             frames[up[0]][up[1]] = value
         for name, inp in loads.items():
@@ -533,9 +543,7 @@ class _Run:
     def _external(self, up: Node) -> Any:
         """A partition this run reads but does not make: from the data root, once, kept while read."""
         if up not in self.done:
-            name, cell = up
-            path = partition_path(self.config.data_root, name, cell.personality, cell.method)
-            self.done[up] = read_frame(path) if exists(path) else MISSING
+            self.done[up] = read_partition(self.config, *up)
         return self.done[up]
 
     def _release(self, node: Node) -> None:
