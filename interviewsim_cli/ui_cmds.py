@@ -6,6 +6,10 @@ leaves its webserver, daemon and code server running. Here ``dagster dev`` runs 
 group with the default SIGINT behaviour; Ctrl-C, SIGTERM or SIGHUP on this command asks it to shut
 down (it stops its children over its own IPC) and whatever of the group is still alive after
 ``GRACE_S`` seconds is killed, so the command is gone, children included, within ten seconds.
+"Children included" means when the command exits, not a moment later: on Linux this process is the
+tree's subreaper (``_adopt_orphans``), so every member of the group, however deep, is re-parented to
+it as its parent dies and is reaped here before the command returns (a killed code server could
+otherwise still be tearing down its memory when the shell prompt is back).
 
 Why the child's working directory is ``DAGSTER_HOME``: ``dagster dev`` warns on every start when the
 folder it starts in holds a ``dagster.yaml`` other than the instance's, which is the case in the repo
@@ -15,6 +19,7 @@ made absolute against the user's folder first, so they mean what they meant.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
@@ -85,11 +90,12 @@ def supervise(args: Sequence[str], env: Mapping[str, str], cwd: Path, grace_s: f
 
     previous = {s: signal.signal(s, _raise) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     proc = None
+    adopting = _adopt_orphans()
     try:
         # The handlers above are Python-level, so the child starts with SIGINT at its default
         # (not ignored) whatever this process inherited: dagster dev's shutdown handler works.
         proc = subprocess.Popen(list(args), env=dict(env), cwd=str(cwd), start_new_session=True)
-        return proc.wait()
+        return _wait(proc) if adopting else proc.wait()
     except _Stop:
         for s in previous:  # a second Ctrl-C must not interrupt the shutdown below
             signal.signal(s, signal.SIG_IGN)
@@ -114,16 +120,50 @@ def _interrupt(proc: subprocess.Popen) -> None:
         pass
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """SIGKILL every process left in the child's group (children that outlived it included), then reap it."""
+PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
+
+
+def _adopt_orphans() -> bool:
+    """Make this process the subreaper of its descendants (Linux); False where that does not exist.
+
+    Why: a process whose parent dies is re-parented to the nearest subreaper instead of init, so this
+    process can wait for the whole group to be gone (``_kill_group``), not only for ``dagster dev``."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _wait(proc: subprocess.Popen) -> int:
+    """Wait for ``proc``, reaping on the way any orphan re-parented here (none is left a zombie)."""
+    while True:
+        pid, status = os.waitpid(-1, 0)
+        if pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode
+
+
+def _kill_group(proc: subprocess.Popen, timeout_s: float = 5.0) -> None:
+    """SIGKILL every process left in the child's group (children that outlived it included) and reap it:
+    with ``_adopt_orphans`` every member, since each is this process's child once its parent is gone."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
     try:
-        proc.wait(timeout=5)
+        proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        pass
+        return
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-proc.pid, os.WNOHANG)
+        except ChildProcessError:  # no member of the group is (or will become) this process's child
+            return
+        if pid == 0:
+            time.sleep(0.01)
 
 
 def ui_config_path(env: Mapping[str, str], home: Path) -> tuple[Path | None, str]:
