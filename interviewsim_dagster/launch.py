@@ -228,15 +228,20 @@ def _run_in_turn(defs, instance, i: int, n: int, spec: RunSpec, tags: dict[str, 
 
 def _interrupted(result) -> bool:
     """The run failed because Ctrl-C reached it: Dagster turns the interrupt of an in-process run into a
-    failed step (``DagsterExecutionInterruptedError``) and returns, so the command would report a failed
-    run (exit 1) instead of an interrupted one (130) and carry on with the next stage."""
+    failed step (``DagsterExecutionInterruptedError``), or, when it comes while the run sets up its
+    resources (before any step), into the run's own failure, and returns; the command would report a
+    failed run (exit 1) instead of an interrupted one (130) and carry on with the next stage."""
     for ev in result.all_events:
         if ev.is_step_failure:
             error = ev.step_failure_data.error
-            while error is not None:
-                if error.cls_name in ("DagsterExecutionInterruptedError", "KeyboardInterrupt"):
-                    return True
-                error = error.cause
+        elif ev.is_run_failure:
+            error = ev.job_failure_data.error
+        else:
+            continue
+        while error is not None:
+            if error.cls_name in ("DagsterExecutionInterruptedError", "KeyboardInterrupt"):
+                return True
+            error = error.cause
     return False
 
 

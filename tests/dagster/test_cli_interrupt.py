@@ -71,3 +71,39 @@ def test_ctrl_c_stops_every_run_says_so_without_a_traceback_and_a_rerun_finishes
     out2, _ = rerun.communicate(timeout=900)
     assert rerun.returncode == 0, out2
     assert "summary: " in out2 and "exit code 0" in out2
+
+
+@pytest.mark.parametrize("where", ["resources", "step"])
+def test_a_run_ctrl_c_reached_counts_as_interrupted_wherever_it_came(where):
+    """Ctrl-C while an in-process run sets up its resources fails the run itself, not a step (CI, stop 39:
+    the command then said "run failed", exit 1, instead of 130): both are an interrupt to the command."""
+    import dagster as dg
+
+    from interviewsim_dagster.launch import _interrupted
+
+    @dg.resource
+    def slow(_init):
+        if where == "resources":
+            raise KeyboardInterrupt
+        return 1
+
+    @dg.op(required_resource_keys={"slow"})
+    def step(_context):
+        raise KeyboardInterrupt
+
+    @dg.op
+    def fails(_context):
+        raise ValueError("a real failure")
+
+    @dg.job(resource_defs={"slow": slow})
+    def stopped():
+        step()
+
+    @dg.job
+    def failing():
+        fails()
+
+    interrupted = stopped.execute_in_process(raise_on_error=False)
+    failed = failing.execute_in_process(raise_on_error=False)
+    assert not interrupted.success and _interrupted(interrupted)
+    assert not failed.success and not _interrupted(failed)
