@@ -22,22 +22,25 @@ verdict stored, about a tenth of the command's CPU while its runs record (py-spy
 once there, stays (a wipe deletes rows, not tables), so only a table found is remembered; a missing one
 is looked for again, as a migration may add it.
 
-It also keeps one idle connection open on each file it wrote lately (``KEPT_FILES``). SQLite, when the
-last connection to a WAL file closes, checkpoints the WAL into the database, syncs it and deletes the WAL;
-with a new connection per transaction, every transaction was the last one, so every event paid a
-checkpoint and its syncs: 21.8 ms of wall time per insert against 0.17 ms with one other connection open
-(this machine's disk), under the storage's lock, two or three transactions per event. The kept
-connection holds no transaction and no lock, so other processes (the UI) read and write as before, and
-SQLite checkpoints at its usual WAL size instead (``wal_autocheckpoint``). It is closed before ``wipe``
-deletes the files (a connection to an unlinked file would delete the new file's WAL by name when it
-closes), on ``dispose``, and when more than ``KEPT_FILES`` files are kept (the oldest first), so a
-long-lived UI process holds a bounded number of files open.
+It also keeps one connection open on each file it wrote lately (``KEPT_FILES``): each engine's pool holds
+one idle connection, which the next transaction on that file reuses. SQLite, when the last connection to
+a WAL file closes, checkpoints the WAL into the database, syncs it and deletes the WAL; with a new
+connection per transaction, every transaction was the last one, so every event paid a checkpoint and
+its syncs: 21.8 ms of wall time per insert against 0.17 ms with one other connection open (this
+machine's disk), under the storage's lock, two or three transactions per event. Reusing it also spares
+every transaction opening a connection and setting its pragmas: an ``interviewsim run`` of 6 personalities
+(``benchmarks.bench_product``'s) opens 3,951 transactions, which took 1.65 s of the command's CPU to set
+up with a connection each and 0.64 s with the kept one. The idle connection holds no transaction and no lock, so other
+processes (the UI) read and write as before, and SQLite checkpoints at its usual WAL size instead
+(``wal_autocheckpoint``). The engines are disposed (their connections closed) before ``wipe`` deletes
+the files (a connection to an unlinked file would delete the new file's WAL by name when it closes), on
+``dispose``, and beyond ``KEPT_FILES`` files (the least recently used first), so a long-lived UI
+process holds a bounded number of files open.
 
 Otherwise as Dagster's: the same files and tables (``dagster.yaml``'s layout under ``DAGSTER_HOME``,
-``history/runs``), a new SQLite connection per transaction (``NullPool``) under the storage's own
-lock, and Dagster's schema set-up on a file's first use. Configured in the repository's
-``dagster.yaml`` (``event_log_storage``); an instance whose ``dagster.yaml`` names Dagster's own class
-keeps working as before, only slower.
+``history/runs``), one transaction at a time under the storage's own lock, and Dagster's schema set-up
+on a file's first use. Configured in the repository's ``dagster.yaml`` (``event_log_storage``); an
+instance whose ``dagster.yaml`` names Dagster's own class keeps working as before, only slower.
 """
 
 from __future__ import annotations
@@ -45,7 +48,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
-import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,11 +58,11 @@ from dagster._core.storage.event_log import SqliteEventLogStorage
 from dagster._core.storage.sql import create_engine
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from sqlalchemy import event
-from sqlalchemy.pool import NullPool
+from sqlalchemy.pool import QueuePool
 
 
 KEPT_FILES = 32
-"""At most this many event log files held open by an idle connection (see the module): an ``interviewsim run``
+"""At most this many event log files held open by an engine's idle connection (see the module): an ``interviewsim run``
 writes about a dozen (the index and one per run), a UI process may read hundreds of runs over its life."""
 
 
@@ -83,9 +85,8 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
     """
 
     def __init__(self, base_dir: str, inst_data: Any = None):
-        self._engines: dict[str, Any] = {}
+        self._engines: collections.OrderedDict[str, Any] = collections.OrderedDict()  # least recently used first
         self._tables_found: set[str] = set()
-        self._kept: collections.OrderedDict[str, sqlite3.Connection] = collections.OrderedDict()
         super().__init__(base_dir, inst_data)
 
     @classmethod
@@ -93,45 +94,46 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
         return cls(os.path.join(config_value["base_dir"], "history", "runs", ""), inst_data=inst_data)
 
     @contextlib.contextmanager
-    def _connect(self, shard: str) -> Iterator[Any]:  # same as Dagster's, but the engine is kept
+    def _connect(self, shard: str) -> Iterator[Any]:  # same as Dagster's, but the engine and a connection are kept
         with self._db_lock:
-            engine = self._engines.get(shard)
-            if engine is None:
-                engine = self._engines[shard] = create_engine(
-                    self.conn_string_for_shard(shard), poolclass=NullPool,
-                    connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
-                event.listen(engine, "connect", _sync_at_checkpoints)
+            engine = self._engine(shard)
             if shard not in self._initialized_dbs:
                 self._initdb(engine)
                 self._initialized_dbs.add(shard)
-            self._keep_open(shard)
+                # A new file's first connection was opened before ``_initdb`` turned WAL on, so it kept
+                # ``synchronous=FULL``: the pooled connections start again, in WAL mode.
+                engine.dispose()
             with engine.connect() as conn, conn.begin():
                 yield conn
 
-    def _keep_open(self, shard: str) -> None:
-        """An idle connection on ``shard``'s file, so closing a transaction's is not the last close (see the
-        module); the least recently used is closed beyond ``KEPT_FILES``. Called under ``_db_lock``."""
-        if shard in self._kept:
-            self._kept.move_to_end(shard)
-            return
-        keeper = sqlite3.connect(self.path_for_shard(shard), timeout=SQLITE_BUSY_TIMEOUT_SECONDS,
-                                 check_same_thread=False)  # closed by whichever thread evicts or disposes it
-        keeper.execute("PRAGMA schema_version").fetchall()  # opens the file (sqlite3 opens it on first use)
-        self._kept[shard] = keeper
-        while len(self._kept) > KEPT_FILES:
-            self._kept.popitem(last=False)[1].close()
+    def _engine(self, shard: str) -> Any:
+        """``shard``'s engine, made on first use; the least recently used is disposed beyond ``KEPT_FILES``.
+        Called under ``_db_lock``, so no connection is checked out while one is disposed."""
+        engine = self._engines.get(shard)
+        if engine is not None:
+            self._engines.move_to_end(shard)
+            return engine
+        # One pooled connection, reused by every transaction (the lock allows one at a time); any other is
+        # closed when returned. ``check_same_thread``: the runs recording side by side are threads.
+        engine = self._engines[shard] = create_engine(
+            self.conn_string_for_shard(shard), poolclass=QueuePool, pool_size=1, max_overflow=-1,
+            connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS, "check_same_thread": False})
+        event.listen(engine, "connect", _sync_at_checkpoints)
+        while len(self._engines) > KEPT_FILES:
+            self._engines.popitem(last=False)[1].dispose()
+        return engine
 
-    def _close_kept(self) -> None:
+    def _dispose_engines(self) -> None:
         with self._db_lock:
-            while self._kept:
-                self._kept.popitem(last=False)[1].close()
+            while self._engines:
+                self._engines.popitem(last=False)[1].dispose()
 
-    def wipe(self) -> None:  # the kept connections first: Dagster deletes the run files
-        self._close_kept()
+    def wipe(self) -> None:  # the open connections first: Dagster deletes the run files
+        self._dispose_engines()
         super().wipe()
 
     def dispose(self) -> None:
-        self._close_kept()
+        self._dispose_engines()
         super().dispose()
 
     def has_table(self, table_name: str) -> bool:  # Dagster's answer, remembered once it is yes (see the module)

@@ -181,9 +181,12 @@ def test_the_event_log_syncs_its_wal_files_at_checkpoints_only(tmp_path):
 
     storage = EngineKeepingSqliteEventLogStorage(str(tmp_path / "runs"))
     storage.add_dynamic_partitions("personality", ["A"])  # the index file, made and written
-    with storage.index_connection() as conn:
-        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1
+    with storage.run_connection("r1") as conn:  # a file this storage makes: WAL is turned on after it opened one
+        conn.exec_driver_sql("SELECT 1")
+    for connection in (storage.index_connection, lambda: storage.run_connection("r1")):
+        with connection() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1
     other = sqlite3.connect(tmp_path / "other.db")
     assert other.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     _sync_at_checkpoints(other, None)
@@ -193,7 +196,8 @@ def test_the_event_log_syncs_its_wal_files_at_checkpoints_only(tmp_path):
 
 def test_the_event_log_keeps_its_files_open_so_a_transaction_does_not_checkpoint(tmp_path, monkeypatch):
     """A transaction's connection is not the file's last (issue 30): SQLite does not checkpoint and delete the WAL
-    when it closes (a checkpoint and its syncs per transaction, 21.8 ms against 0.17 ms); at most ``KEPT_FILES``
+    when it closes (a checkpoint and its syncs per transaction, 21.8 ms against 0.17 ms), and the next transaction
+    reuses it; at most ``KEPT_FILES``
     files stay open, the oldest closed first; ``wipe`` closes them before it deletes the files, and the storage
     works on afterwards."""
     from interviewsim_dagster import event_log_storage
@@ -207,12 +211,17 @@ def test_the_event_log_keeps_its_files_open_so_a_transaction_does_not_checkpoint
     for run in ("r1", "r2", "r3"):
         with storage.run_connection(run) as conn:
             conn.exec_driver_sql("SELECT 1")
-    assert list(storage._kept) == ["r1", "r2", "r3"]  # the index, least recently used, was closed
+    assert list(storage._engines) == ["r1", "r2", "r3"]  # the index, least recently used, was closed
+    used = []
+    for _ in range(2):  # one connection per file, reused: no connect and pragmas per transaction
+        with storage.run_connection("r3") as conn:
+            used.append(conn.connection.dbapi_connection)
+    assert used[0] is used[1]
     storage.add_dynamic_partitions("personality", ["B"])
-    assert list(storage._kept) == ["r2", "r3", "index"]
+    assert list(storage._engines) == ["r2", "r3", "index"]
     storage.wipe()
-    assert list(storage._kept) == ["index"] and not (runs / "r2.db").exists()  # the index is emptied, not deleted
+    assert list(storage._engines) == ["index"] and not (runs / "r2.db").exists()  # the index is emptied, not deleted
     storage.add_dynamic_partitions("personality", ["C"])
     assert storage.get_dynamic_partitions("personality") == ["C"]
     storage.dispose()
-    assert not storage._kept
+    assert not storage._engines
