@@ -35,15 +35,16 @@ QUICK_ARGS: dict[str, list[str]] = {
 """Arguments of each benchmark under ``--quick`` (the others take none)."""
 RUNS: dict[str, list[tuple[list[str], list[str] | None]]] = {
     "bench_product": [([], None),
-                      (["--personalities", "6", "--no-ui", "--no-raw"], ["--quick"]),
-                      (["--personalities", "6", "--no-ui", "--no-raw", "--mcq-invalid"],
+                      (["--personalities", "6", "--no-ui", "--no-raw", "--pairs", "3"], ["--quick"]),
+                      (["--personalities", "6", "--no-ui", "--no-raw", "--mcq-invalid", "--pairs", "3"],
                        ["--quick", "--no-ui", "--no-raw", "--mcq-invalid"])],
 }
 """Benchmarks run more than once: (arguments, arguments under ``--quick`` or None to skip it there) of
 each time, instead of ``QUICK_ARGS`` and the defaults. bench_product runs three times: its default
 (20 personalities, with the UI backfill and raw httpx: issue 21's targets), then issue 30's speed goal,
 ``interviewsim run`` beside the direct runner at 6 personalities on the paper-shaped corpus and on one of
-cheap partitions (every MCQ item invalid), 8-10 minutes each on the shared 2-core machine."""
+cheap partitions (every MCQ item invalid), each the median of three pairs (``--pairs``: one pair's ratio
+moved by 0.1 with the machine's load), about 8 minutes each on the shared 2-core machine."""
 
 
 def main(argv: list[str] | None = None) -> int:
