@@ -30,9 +30,9 @@ its syncs: 21.8 ms of wall time per insert against 0.17 ms with one other connec
 machine's disk), under the storage's lock, two or three transactions per event. Reusing it also spares
 every transaction opening a connection and setting its pragmas: an ``interviewsim run`` of 6 personalities
 (``benchmarks.bench_product``'s) opens 3,951 transactions, which took 1.65 s of the command's CPU to set
-up with a connection each and 0.64 s with the kept one. The idle connection holds no transaction and no lock, so other
-processes (the UI) read and write as before, and SQLite checkpoints at its usual WAL size instead
-(``wal_autocheckpoint``). The engines are disposed (their connections closed) before ``wipe`` deletes
+up with a connection each and 0.64 s with the kept one. The idle connection holds no transaction and no
+lock, so other processes (the UI) read and write as before, and SQLite checkpoints at its usual WAL size
+instead (``wal_autocheckpoint``). The engines are disposed (their connections closed) before ``wipe`` deletes
 the files (a connection to an unlinked file would delete the new file's WAL by name when it closes), on
 ``dispose``, and beyond ``KEPT_FILES`` files (the least recently used first), so a long-lived UI
 process holds a bounded number of files open.

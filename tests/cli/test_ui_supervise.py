@@ -38,9 +38,10 @@ SUPERVISOR = textwrap.dedent("""
 """)
 
 HARNESS = textwrap.dedent("""
-    import ctypes, os, signal, subprocess, sys, time
+    import ctypes, os, subprocess, sys, time
     from pathlib import Path
-    assert ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    from interviewsim_cli.ui_cmds import PR_SET_CHILD_SUBREAPER
+    assert ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     supervisor, child, ready, sig = sys.argv[1:5]
     sup = subprocess.Popen([sys.executable, "-c", supervisor, child, ready])
     deadline = time.monotonic() + 60

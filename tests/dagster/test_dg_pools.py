@@ -197,9 +197,8 @@ def test_the_event_log_syncs_its_wal_files_at_checkpoints_only(tmp_path):
 def test_the_event_log_keeps_its_files_open_so_a_transaction_does_not_checkpoint(tmp_path, monkeypatch):
     """A transaction's connection is not the file's last (issue 30): SQLite does not checkpoint and delete the WAL
     when it closes (a checkpoint and its syncs per transaction, 21.8 ms against 0.17 ms), and the next transaction
-    reuses it; at most ``KEPT_FILES``
-    files stay open, the oldest closed first; ``wipe`` closes them before it deletes the files, and the storage
-    works on afterwards."""
+    reuses it; at most ``KEPT_FILES`` files stay open, the oldest closed first; ``wipe`` closes them before it
+    deletes the files, and the storage works on afterwards."""
     from interviewsim_dagster import event_log_storage
     from interviewsim_dagster.event_log_storage import EngineKeepingSqliteEventLogStorage
 
