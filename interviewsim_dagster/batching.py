@@ -66,8 +66,11 @@ def preview_table(df: pd.DataFrame, rows: int = _PREVIEW_ROWS) -> dg.TableMetada
     file keeps full precision), text is cut to ``_PREVIEW_CELL`` characters."""
     head = df.head(rows)
     kinds = {c: _kind(head[c]) for c in head.columns}
-    records = [dg.TableRecord({str(c): _typed(v, kinds[c]) for c, v in zip(head.columns, values)})
-               for values in head.itertuples(index=False, name=None)]
+    # Column by column (``tolist``), not ``itertuples``: on Arrow-backed columns that indexes every
+    # cell through pandas, 4 ms a partition, paid by the command for each one the worker reports.
+    columns = [[_typed(v, kinds[c]) for v in head[c].tolist()] for c in head.columns]
+    names = [str(c) for c in head.columns]
+    records = [dg.TableRecord(dict(zip(names, values))) for values in zip(*columns)]
     return dg.MetadataValue.table(records, schema=dg.TableSchema(
         columns=[dg.TableColumn(str(c), kinds[c]) for c in head.columns]))
 

@@ -14,11 +14,12 @@ import jinja2
 import pandas as pd
 
 from . import plots
+from .build import explorer_command
 from .catalog import JUDGED_METRICS, MCQ_METRICS, fmt, is_missing, order_methods
 from .leaderboard import cell_text, view_rows
 from .model import ReportData, jsonable
 
-__all__ = ["explorer_command", "render_html", "TableView", "table_view"]
+__all__ = ["render_html", "TableView", "table_view"]
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 TEMPLATE = "report.html.j2"
@@ -30,16 +31,6 @@ INTENDED_USE = (
     "and deployment as a represented person. Reusers are responsible for ethics and legal review of their "
     "data and applications."
 )
-
-
-def explorer_command(data_root: str | None) -> str:
-    """The shell command that opens the results explorer (``interviewsim view``) on this data root.
-
-    Spelled here, in core, because the report (which must not import the web application) prints it;
-    ``interviewsim_view.urls`` re-exports it for the CLI and Dagster metadata."""
-    import shlex
-
-    return f"interviewsim view --data-root {shlex.quote(str(data_root)) if data_root else 'DATA_ROOT'}"
 
 
 @dataclass

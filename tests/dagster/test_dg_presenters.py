@@ -34,3 +34,22 @@ def test_previews_and_means_round_but_the_frame_keeps_full_precision():
     assert meta["mean_score"] == 1.112
     assert preview_table(board).records[0].data["value"] == 1.112
     assert board["value"].iloc[0] == 1.111742424242424
+
+
+def test_a_stage_runs_metadata_imports_no_renderer():
+    """The explorer's links on the leaderboard and report pages are a line of text: naming them must not
+    import the report's renderer (jinja2, matplotlib), as the report package promises; ``interviewsim
+    run`` paid about 1 s of CPU for it beside the calls. A fresh interpreter, so earlier tests' imports
+    do not hide it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, types\n"
+            "from interviewsim_core.report import build_report\n"
+            "from interviewsim_dagster.presenters import explorer_links\n"
+            "import interviewsim_view.urls\n"
+            "links = explorer_links(types.SimpleNamespace(data_root='/data/my run'))\n"
+            "assert \"'/data/my run'\" in links['explorer_command'].value, links\n"
+            "print(sorted(m for m in ('jinja2', 'matplotlib') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
