@@ -204,8 +204,8 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
         _fail("\n".join(unwritable), outcome.EXIT_ENVIRONMENT)
     _check_human_labels(cfg)
     from interviewsim_core.errors import ConfigError
+    from interviewsim_core.pipeline import worker
     from interviewsim_core.pipeline.data_root_claims import claim, config_identity
-    from interviewsim_dagster import action_worker
 
     with contextlib.ExitStack() as held:
         try:  # two configurations never write one data root interleaved (data_root_claims says why)
@@ -215,12 +215,14 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
         except ConfigError as exc:
             _fail(f"not started: {exc}", outcome.EXIT_ENVIRONMENT)
         if not in_process:
-            action_worker.spawn()  # it imports while this process registers and plans (``launch.execute`` gives it work)
+            worker.spawn()  # before Dagster's import: it imports while this process registers and plans
         try:
             return _materialise_on(cfg, personalities, methods, assets, verbose, force, budget, save_ui_config,
                                    in_process)
         finally:
-            action_worker.discard()
+            from interviewsim_dagster import action_worker
+
+            worker.discard()
             action_worker.wait_exited()  # after the summary: the worker's own exit overlapped it
 
 

@@ -22,29 +22,29 @@ What stays as Dagster users rely on:
   progress (``launch.execute``), so it never runs beside a run its pools would have made it wait for.
 
 The worker is a ``spawn`` process (a fork of a process holding Dagster's threads and SQLite
-connections is not safe); it dies with the command (it watches its parent) and stops on Ctrl-C like
-the direct runner, cancelling its calls in flight.
+connections is not safe) running core's side of it, ``interviewsim_core.pipeline.worker``, which never
+imports Dagster; it dies with the command (it watches its parent) and stops on Ctrl-C like the direct
+runner, cancelling its calls in flight. This module is the command's side: the process, a future per
+partition, the order in which the runs record.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import gc
-import multiprocessing
 import os
-import pickle
 import queue
 import signal
 import threading
 import time
-import traceback
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from interviewsim_core.pipeline import worker as process
 from interviewsim_core.pipeline.steps import Cell
+from interviewsim_core.pipeline.worker import Report
 
 WORKER_TAG = "interviewsim/worker"
 """Run tag ``<worker name>/<run token>``: the action worker (in the command's process) that makes this
@@ -53,18 +53,6 @@ Node = tuple[str, Cell]
 """(step name, cell): one partition of one step."""
 STOP_GRACE_S = 20.0
 """How long a stopped worker gets to cancel its calls and end before it is killed."""
-
-
-@dataclass
-class Report:
-    """What the worker says of one partition it wrote: the step's output, from which the run recording it
-    computes the partition's metadata (``recording.partition_metadata``, in the command's process: on the
-    worker it held back the calls, 4-10 ms a table), and its calls (``runner.PROGRESS_FIELDS``: planned,
-    answered, cached, ...; ``None`` for a step that calls no model), which each run sums into its steps'
-    totals."""
-
-    out: Any
-    counts: dict[str, float] | None = None
 
 
 class NotMade(RuntimeError):
@@ -209,46 +197,11 @@ def find(tag: str | None) -> tuple[ActionWorker | None, str]:
     return (worker, token) if worker is not None else (None, "")
 
 
-def spawn() -> None:
-    """Start this process's next worker now, so it imports while the command plans (``start`` takes it).
-
-    The worker's imports (pandas, the step table, the gateway) take seconds; ``interviewsim run`` calls
-    this before it registers, plans and narrows its runs, so the first call is not delayed by them.
-    """
-    global _SPARE
-    with _ACTIVE_LOCK:
-        if _SPARE is None:
-            ctx = multiprocessing.get_context("spawn")
-            here, there = ctx.Pipe(duplex=True)
-            proc = ctx.Process(target=_main, name="interviewsim-action-worker", daemon=True, args=(there, os.getpid()))
-            proc.start()
-            there.close()
-            _SPARE = (proc, here)
-
-
-def discard() -> None:
-    """Stop a worker ``spawn`` started that no action took (the command ended before its runs)."""
-    global _SPARE
-    with _ACTIVE_LOCK:
-        spare, _SPARE = _SPARE, None
-    if spare is not None:
-        spare[1].close()  # the worker reads end-of-file and exits
-        spare[0].join(5)
-        if spare[0].is_alive():
-            spare[0].kill()
-
-
-_SPARE: tuple[Any, Any] | None = None
-
-
 def start(cfg, nodes: Mapping[str, Sequence[Cell]], files: Mapping[str, str], personalities: Sequence[str],
           methods: Sequence[str]) -> ActionWorker:
-    """Give a worker (``spawn``'s, else a new one) ``nodes`` to make (step name -> cells); its reports
-    complete the returned worker's futures (``report``)."""
-    global _SPARE
-    spawn()
-    with _ACTIVE_LOCK:
-        (proc, conn), _SPARE = _SPARE, None
+    """Give a worker process (``worker.spawn``'s, else a new one) ``nodes`` to make (step name -> cells);
+    its reports complete the returned worker's futures (``report``)."""
+    proc, conn = process.take()
     plain = {step: [tuple(c) for c in cells] for step, cells in nodes.items() if cells}
     worker = ActionWorker(proc)
     worker._reports = {(step, Cell(*c)): concurrent.futures.Future() for step, cells in plain.items() for c in cells}
@@ -317,93 +270,3 @@ def wait_for(worker: ActionWorker, nodes: Sequence[Node], record: Callable[[Node
             last = time.monotonic()
             log(f"{len(futures) - left}/{len(futures)} partitions of this run written by the action's worker; "
                 f"worker: {worker.progress or 'starting'}")
-
-
-# -- the worker process ---------------------------------------------------------------------------
-
-def _main(conn, parent: int) -> None:
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-    # What every job needs, imported (and the first call's one-time work done) while the command is
-    # still planning (``spawn``).
-    import interviewsim_core.pipeline.runner  # noqa: F401
-    from interviewsim_core.llm.transport import warm_up
-
-    from . import recording, resources  # noqa: F401
-
-    try:
-        # Only a head start: whatever fails here fails again at the first call, which reports it.
-        with contextlib.suppress(Exception):
-            warm_up()
-        job = conn.recv()
-    except (EOFError, OSError, KeyboardInterrupt):
-        return  # ``discard`` (no action took this worker), or Ctrl-C before its job
-
-    outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-
-    def post() -> None:
-        """Send in a thread of its own: while the command's interpreter is busy recording, the pipe can
-        fill up, and a blocked send would hold back the calls (it did: the scheduler waited on it)."""
-        while (data := outbox.get()) is not None:
-            try:
-                conn.send_bytes(data)
-            except (BrokenPipeError, OSError):
-                os._exit(1)  # the command is gone: nobody records what this would make
-
-    poster = threading.Thread(target=post, name="interviewsim-worker-post")
-    poster.start()
-
-    def say(*message: Any) -> None:
-        outbox.put(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
-
-    try:
-        _work(*job, say)
-    except KeyboardInterrupt:
-        say("end", "interrupted")
-    except BaseException as exc:  # noqa: BLE001 - every error ends the worker and is told to the command
-        traceback.print_exc()  # to the command's terminal (standard error is shared); the runs get one line
-        first = str(exc).splitlines()[0][:500] if str(exc) else "no message"
-        say("end", f"{type(exc).__name__}: {first}")
-    else:
-        say("end", "ok")
-    finally:
-        outbox.put(None)
-        poster.join()
-        gc.freeze()  # its heap is freed at exit: no last collection over it (``interviewsim_cli.main``), which the command waits for
-
-
-def _watch_parent(parent: int) -> None:
-    """Die with the command (a ``kill -9`` of it leaves no worker paying for calls nobody records)."""
-    while os.getppid() == parent:
-        time.sleep(1.0)
-    os._exit(1)
-
-
-def _work(cfg_json: str, nodes: dict[str, list[tuple]], files: dict[str, str], personalities: list[str],
-          methods: list[str], say: Callable[..., None]) -> None:
-    from interviewsim_core.pipeline.config import EvalConfig
-    from interviewsim_core.pipeline.runner import run_steps
-    from interviewsim_core.pipeline.steps import BY_NAME
-
-    from .recording import PROGRESS_EVERY_S, load_split
-    from .resources import step_env
-
-    cfg = EvalConfig.model_validate_json(cfg_json)
-    run = {step: [Cell(*c) for c in cells] for step, cells in nodes.items()}
-    gateway = None
-    if any(BY_NAME[s].calls_models for s in run):
-        from interviewsim_core.factories import process_gateway
-
-        gateway = process_gateway(cfg.effective_cache_path, cfg.cache_url)
-    load = lambda pid: load_split(files[pid])  # noqa: E731 - run_steps gives env its own window over it
-    env = step_env(cfg, load)
-    per_node: dict[tuple[str, Cell], dict[str, float]] = {}
-
-    def done(step, cell: Cell, out: Any, inputs) -> None:
-        mine = per_node.pop((step.name, cell), None)
-        say("done", step.name, tuple(cell), Report(out, mine if step.calls_models else None))
-
-    run_steps(cfg, run, load, personalities, methods, gateway=gateway, write=True,
-              progress=lambda line: say("progress", line), keep=(), on_partition=done, env=env,
-              progress_every_s=PROGRESS_EVERY_S if gateway is not None else None, node_counts=per_node)
-    if gateway is not None and hasattr(gateway, "raise_for_cache_errors"):
-        gateway.raise_for_cache_errors()

@@ -35,7 +35,7 @@ from interviewsim_core.pipeline.steps import BY_NAME, Cell, Partitioning, Step
 from . import action_worker
 from .assets_support import CORPUS, LLM
 from .defs.corpus.partitions import PERSONALITY, dims_of
-from .recording import PROGRESS_EVERY_S, load_split, partition_metadata
+from .recording import partition_metadata
 from .resources import step_env
 from .run_keys import PARTITION_TAG_PREFIX, run_partitions_def
 from .versioning import lineage_version, reread_inputs
@@ -74,7 +74,7 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
                files, people, registered, worker, token: str) -> Iterator[dg.MaterializeResult]:
     """The stage's partitions made here by core's scheduler (``run_steps``), or, in a run of
     ``interviewsim run`` (``worker``), recorded as the action's worker process reports them."""
-    from interviewsim_core.pipeline.runner import run_steps
+    from interviewsim_core.pipeline.runner import PROGRESS_EVERY_S, load_split, run_steps
 
     _gate(context, cfg, selected, cells, people)
 

@@ -1,7 +1,7 @@
 """What a stage records of each partition it writes, whoever wrote it: a stage run's own scheduler
 (``engine``) or the action's worker process (``action_worker``), whose tables the run recording them
 receives. Computed by the stage run either way, so a partition carries the same metadata
-(``tests/dagster/test_action_worker.py`` compares them); the worker only loads splits through it."""
+(``tests/dagster/test_action_worker.py`` compares them)."""
 
 from __future__ import annotations
 
@@ -16,17 +16,6 @@ from interviewsim_core.pipeline.steps import Cell, Step
 from .batching import table_metadata
 from .presenters import PRESENTERS
 from .versioning import SPLIT_VERSION, split_version, transcripts_metadata
-
-PROGRESS_EVERY_S = 15.0
-"""How often a running stage logs its per-step counts (calls planned, answered, cached, ...)."""
-
-
-def load_split(path: str):
-    """One personality's held-out split, from its document."""
-    from interviewsim_core.loader import load_document
-    from interviewsim_core.split import split_personality
-
-    return split_personality(load_document(path))
 
 
 def partition_metadata(cfg: EvalConfig, split: Callable[[str], Any]) -> Callable[..., dict[str, Any]]:

@@ -64,6 +64,11 @@ personality's generation step alone queues hundreds of calls), without holding m
 in memory than that needs."""
 
 
+def load_split(path: str | Path) -> HeldOutSplit:
+    """One personality's held-out split, from its document: what the schedulers' ``load_split`` reads."""
+    return split_personality(load_document(path))
+
+
 def load_splits(config: EvalConfig, personalities: Iterable[str] | None = None) -> dict[str, HeldOutSplit]:
     """Split every (or every selected) personality of the corpus, sorted by id.
 
@@ -247,7 +252,7 @@ def run_evaluation(
         pids = _select(config, files, personalities)
     run = {s.name: cells_of(s, pids, method_names) for s in steps}
     kept = None if keep is None else [k for k in keep if k not in curated]
-    return {**curated, **run_steps(config, run, lambda pid: split_personality(load_document(files[pid])), pids,
+    return {**curated, **run_steps(config, run, lambda pid: load_split(files[pid]), pids,
                                    method_names, gateway=gateway, write=write, progress=progress, keep=kept)}
 
 
@@ -341,6 +346,9 @@ def run_steps(
 
 
 PROGRESS_FIELDS = ("planned", "answered", "cached", "invalid", "failed", "cost_usd")
+
+PROGRESS_EVERY_S = 15.0
+"""How often a Dagster stage run, or ``interviewsim run``'s worker, logs its per-step counts (``progress_every_s``)."""
 
 
 class _Run:
