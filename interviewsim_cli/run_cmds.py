@@ -220,10 +220,8 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
             return _materialise_on(cfg, personalities, methods, assets, verbose, force, budget, save_ui_config,
                                    in_process)
         finally:
-            from interviewsim_dagster import action_worker
-
             worker.discard()
-            action_worker.wait_exited()  # after the summary: the worker's own exit overlapped it
+            worker.wait_exited()  # after the summary: the worker's own exit overlapped it
 
 
 def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: bool, budget: Budget | None,

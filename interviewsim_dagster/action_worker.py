@@ -42,7 +42,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from interviewsim_core.pipeline import worker as process
+from interviewsim_core.pipeline import worker as core_worker
 from interviewsim_core.pipeline.steps import Cell
 from interviewsim_core.pipeline.worker import Report
 
@@ -51,10 +51,6 @@ WORKER_TAG = "interviewsim/worker"
 run's partitions, and the run's name among the action's runs (``ActionWorker.order``)."""
 Node = tuple[str, Cell]
 """(step name, cell): one partition of one step."""
-STOP_GRACE_S = 20.0
-"""How long a stopped worker gets to cancel its calls and end before it is killed."""
-
-
 class NotMade(RuntimeError):
     """A partition the worker was to make and will not: it ended (failed, was stopped) without it."""
 
@@ -143,21 +139,18 @@ class ActionWorker:
         A worker that said it ended ``ok`` has made every partition durable and is only exiting (its
         interpreter's teardown, the cache packing its chunks at exit: 1.5 s after the last call at 6
         personalities, py-spy): the command is not held for that but goes on to its summary, and
-        ``wait_exited`` waits for it before the command exits."""
+        ``worker.wait_exited`` waits for it before the command exits."""
         proc = self.process
         if self._reader is not None:
             self._reader.join(0.5)  # a worker that has said it ended is only exiting: no interrupt then
         if self.ended == "ok" and (self._reader is None or not self._reader.is_alive()):
             with _ACTIVE_LOCK:
                 _ACTIVE.pop(self.name, None)
-                _EXITING.append(proc)
+            core_worker.exiting(proc)
             return
         if proc.is_alive() and not self.ended:
             os.kill(proc.pid, signal.SIGINT)  # it cancels its calls in flight and ends
-        proc.join(STOP_GRACE_S)
-        if proc.is_alive():
-            proc.kill()
-            proc.join(5)
+        core_worker.end(proc, core_worker.STOP_GRACE_S)
         if self._reader is not None:
             self._reader.join(5)
         self._settle(self.ended or "the command stopped it")
@@ -167,22 +160,6 @@ class ActionWorker:
 
 _ACTIVE: dict[str, ActionWorker] = {}
 _ACTIVE_LOCK = threading.Lock()
-_EXITING: list[Any] = []
-"""Processes of workers that ended ``ok`` and are exiting (``ActionWorker.stop``), for ``wait_exited``."""
-
-
-def wait_exited() -> None:
-    """Wait for the workers that ended ``ok`` to exit (killed after ``STOP_GRACE_S``): the command calls this
-    last, so no worker outlives it, and their teardown overlapped its summary."""
-    with _ACTIVE_LOCK:
-        procs, _EXITING[:] = list(_EXITING), []
-    for proc in procs:
-        proc.join(STOP_GRACE_S)
-        if proc.is_alive():
-            proc.kill()
-            proc.join(5)
-
-
 def run_tag(worker: ActionWorker, token: str) -> dict[str, str]:
     """The tag that makes a run, started in this process, record ``worker``'s partitions as ``token``."""
     return {WORKER_TAG: f"{worker.name}/{token}"}
@@ -201,7 +178,7 @@ def start(cfg, nodes: Mapping[str, Sequence[Cell]], files: Mapping[str, str], pe
           methods: Sequence[str]) -> ActionWorker:
     """Give a worker process (``worker.spawn``'s, else a new one) ``nodes`` to make (step name -> cells);
     its reports complete the returned worker's futures (``report``)."""
-    proc, conn = process.take()
+    proc, conn = core_worker.take()
     plain = {step: [tuple(c) for c in cells] for step, cells in nodes.items() if cells}
     worker = ActionWorker(proc)
     worker._reports = {(step, Cell(*c)): concurrent.futures.Future() for step, cells in plain.items() for c in cells}

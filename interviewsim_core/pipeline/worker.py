@@ -50,9 +50,13 @@ class Report:
     counts: dict[str, float] | None = None
 
 
+STOP_GRACE_S = 20.0
+"""How long a stopped worker gets to cancel its calls and end, or an exiting one to exit, before it is killed."""
+
 _SPARE: tuple[Any, Any] | None = None
 """``spawn``'s process and the command's end of its pipe, until ``take`` gives them to an action."""
-_SPARE_LOCK = threading.Lock()
+_LOCK = threading.Lock()
+"""Guards ``_SPARE`` and ``_EXITING``."""
 
 
 def spawn() -> None:
@@ -63,7 +67,7 @@ def spawn() -> None:
     not delayed by them, and the worker has the rest of that time for ``LATE_IMPORTS``.
     """
     global _SPARE
-    with _SPARE_LOCK:
+    with _LOCK:
         if _SPARE is None:
             ctx = multiprocessing.get_context("spawn")  # a fork of the command, holding Dagster's threads, is not safe
             here, there = ctx.Pipe(duplex=True)
@@ -77,7 +81,7 @@ def take() -> tuple[Any, Any]:
     """(process, connection) of a worker waiting for its job: ``spawn``'s, else a new one."""
     global _SPARE
     spawn()
-    with _SPARE_LOCK:
+    with _LOCK:
         spare, _SPARE = _SPARE, None
     assert spare is not None
     return spare
@@ -86,13 +90,39 @@ def take() -> tuple[Any, Any]:
 def discard() -> None:
     """Stop a worker ``spawn`` started that no action took (the command ended before its runs)."""
     global _SPARE
-    with _SPARE_LOCK:
+    with _LOCK:
         spare, _SPARE = _SPARE, None
     if spare is not None:
         spare[1].close()  # the worker reads end-of-file and exits
-        spare[0].join(5)
-        if spare[0].is_alive():
-            spare[0].kill()
+        end(spare[0], 5)
+
+
+def end(proc, grace: float) -> None:
+    """Give ``proc`` ``grace`` seconds to exit, then kill it; return once it is gone."""
+    proc.join(grace)
+    if proc.is_alive():
+        proc.kill()
+        proc.join(5)
+
+
+_EXITING: list[Any] = []
+"""Workers that ended ``ok`` and are only exiting (their interpreter's teardown, the cache packing its
+chunks): ``exiting`` adds one, ``wait_exited`` waits for them."""
+
+
+def exiting(proc) -> None:
+    """``proc`` said it ended ``ok``: the command goes on to its summary while it exits."""
+    with _LOCK:
+        _EXITING.append(proc)
+
+
+def wait_exited() -> None:
+    """Wait for the workers that ended ``ok`` to exit (killed after ``STOP_GRACE_S``): the command calls this
+    last, so no worker outlives it, and their teardown overlapped its summary."""
+    with _LOCK:
+        procs, _EXITING[:] = list(_EXITING), []
+    for proc in procs:
+        end(proc, STOP_GRACE_S)
 
 
 def main(conn, parent: int) -> None:
