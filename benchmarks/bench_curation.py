@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         ingested = [(ManifestRow(**r), ingest_file(raw, r["file"])[0]) for r in rows]
         roles = []
         for row, t in ingested:  # the roles quality control plans on (rule roles; the rest "other"), untimed
-            placed, _items = attribution.rule_pass(t, row)
+            placed, _items = attribution.rule_pass(t, row, model)
             roles.append([placed[k].role if k in placed else "other"
                           for k in (attribution.unit_key(x.label, x.index) for x in t.turns)])
         t0 = time.process_time()

@@ -2,14 +2,18 @@
 
 Offline by default (the deterministic offline model: no key, no network); ``--model`` names any
 litellm model for the curation's four model steps. Every call goes through the gateway with its
-SQLite cache under ``--out`` (hidden file), so a re-run costs nothing. Problems (every one, with file,
-row or line and rule) are printed and make the exit status 1, but refuse only their own
-personality: the others are written. ``--compare REF`` prints the comparison with a reference corpus.
+SQLite cache under ``--out`` (hidden file), so a re-run costs nothing. Exit status (docs/TROUBLESHOOTING.md):
+0 when a corpus was written, exclusions included (a transcript that is no dialogue, in which the person never
+speaks, or that quality control or a reviewer set aside: counted per reason); 1 when an input problem was
+found (every one printed, with file, row or line and rule: a manifest row, a file that cannot be read); each
+refuses only its own row or file, the rest is written; 4 when no personality could be written; 2 for a usage
+error. ``--compare REF`` prints the comparison with a reference corpus.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -22,7 +26,11 @@ CACHE_NAME = ".curation_cache.sqlite"
 
 def curate_command(
     transcripts: Annotated[Path, typer.Option("--transcripts", help="Folder of transcripts (text, WebVTT, SRT, diarised JSON).")],
-    manifest: Annotated[Path, typer.Option("--manifest", help="Manifest CSV or JSON, one row per transcript.")],
+    manifest: Annotated[Path, typer.Option("--manifest", help=(
+        "Manifest CSV or JSON, one row per transcript: file,personality_id,person_name,date[,title,addressed_as,"
+        "aliases,source_url,profile_file,long_profile_file]; title is the transcript's title, addressed_as how its "
+        "labels address the person ('The President'), both optional. E.g. "
+        "'jimmy-carter/1980-09-18.txt,CARTER,Jimmy Carter,1980-09-18,News conference'."))],
     out: Annotated[Path, typer.Option("--out", help="Corpus folder to write (one sub-folder per personality).")],
     model: Annotated[Optional[str], typer.Option("--model", help="litellm model for the model steps; offline by default.")] = None,
     api_base: Annotated[Optional[str], typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")] = None,
@@ -52,6 +60,9 @@ def curate_command(
     if outcome.problems:
         print_problems(outcome)
         raise typer.Exit(code=1)
+    if not outcome.written:
+        typer.echo("no personality could be written (see 'refused' above)", err=True)
+        raise typer.Exit(code=4)
 
 
 def print_summary(outcome, model_name: str, out: Path) -> None:
@@ -69,6 +80,21 @@ def print_summary(outcome, model_name: str, out: Path) -> None:
     for r in table:
         if r["kind"] and not r["kept"]:
             typer.echo(f"  excluded {r['file']}: {r['kind']}: {r['reason']}")
+    reasons = Counter(r["kind"] or "not reached" for r in table if not r["kept"])
+    if reasons:
+        typer.echo("excluded per reason: " + ", ".join(f"{k} {n}" for k, n in reasons.most_common()))
+    labels = outcome.labels()
+    for pid, p in outcome.personalities().items():
+        why = ", ".join(f"{k} {n}" for k, n in p["excluded"].items()) or "none"
+        typer.echo(f"  {pid}: {p['transcripts']} transcripts, {p['kept']} kept, excluded: {why}; {p['pairs']} QA pairs written")
+        for lab in labels.get(pid, []):
+            if lab["role"] == "person" or lab["decided_by"] != "rule":
+                typer.echo(f"    label {lab['label']!r}: {lab['role']} by {lab['decided_by']}, {lab['turns']} turns "
+                           f"in {lab['transcripts']} transcripts")
+        rest = [x for x in labels.get(pid, []) if x["role"] != "person" and x["decided_by"] == "rule"]
+        if rest:
+            typer.echo(f"    {len(rest)} more labels placed by the rule as interviewer or other: "
+                       f"{sum(x['turns'] for x in rest)} turns (all in curation_report.json)")
     for pid, why in sorted(outcome.refused.items()):
         typer.echo(f"  refused {pid}: {'; '.join(why[:3])}{' ...' if len(why) > 3 else ''}")
     for w in outcome.warnings:

@@ -2,7 +2,7 @@
 structuring stage, seed 001 section 2.1).
 
 The curation rule (``curation/attribution.py``) places the labels it can (the person's name,
-aliases, the title the manifest gives for that date, the usual interviewer labels); only the rest
+aliases, how the manifest says labels address the person on that date, the usual interviewer labels); only the rest
 reach the model: unknown labels, diarisation ids (``SPEAKER_00``) and unlabelled captions. Each
 item comes with a few of its turns so the model decides from what was said, and the reply gives
 exactly one role per item, in order, so no label is silently left out.
@@ -21,7 +21,7 @@ from ._json import fail, load_object, require_choice, require_keys, require_text
 from .generation import one_line
 
 NAME = "speaker_attribution"
-CONTRACT_VERSION = "1"
+CONTRACT_VERSION = "2"
 PARSER_VERSION = "1"
 
 MARKER = "## InterviewSim task: speaker attribution"
@@ -45,7 +45,7 @@ SYSTEM_TEMPLATE = (
     '{"speakers": [{"item": 1, "role": "person", "reason": "' + REASON_PLACEHOLDER + '"}, ...]}'
 )
 
-USER_HEADER = "Person: {person}\nTitle on this date: {title}\nAliases: {aliases}\nDate: {date}\n" \
+USER_HEADER = "Person: {person}\nAddressed as on this date: {addressed_as}\nAliases: {aliases}\nDate: {date}\n" \
               "Labels already placed: {known}\nItems to place ({n}):"
 ITEM_LINE = "[{item}] label {label}: {turns} turns, {words} words, {asks} asking"
 SAMPLE_PREFIX = "    > "
@@ -78,7 +78,7 @@ class Result(BaseModel):
     speakers: tuple[Speaker, ...]
 
 
-def build_messages(person: str, title: str, aliases: Sequence[str], date: str, known: dict[str, str],
+def build_messages(person: str, addressed_as: Sequence[str], aliases: Sequence[str], date: str, known: dict[str, str],
                    items: Sequence[Item]) -> list[Message]:
     """Instructions, then the person, what the rule already placed, and the items with sample turns.
 
@@ -88,7 +88,7 @@ def build_messages(person: str, title: str, aliases: Sequence[str], date: str, k
     if not items:
         raise ValueError("speaker attribution needs at least one item")
     placed = "; ".join(f"{k!r}={v}" for k, v in sorted(known.items())) or "none"
-    lines = [USER_HEADER.format(person=one_line(person), title=one_line(title) or "none",
+    lines = [USER_HEADER.format(person=one_line(person), addressed_as="; ".join(one_line(a) for a in addressed_as) or "none",
                                 aliases="; ".join(aliases) or "none", date=date, known=placed, n=len(items))]
     for i, it in enumerate(items, start=1):
         lines.append(ITEM_LINE.format(item=i, label=json.dumps(it.label, ensure_ascii=False), turns=it.turns, words=it.words, asks=it.asks))

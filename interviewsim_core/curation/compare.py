@@ -147,12 +147,10 @@ def format_table(rows: list[PersonComparison], top: int = 3) -> str:
 
 
 def shared_manifest_rows(raw_dir: Path | str) -> list[dict[str, str]]:
-    """The issue's manifest rows for ``raw_transcripts_1960_1980`` (whose own manifest says ``person``).
-
-    ``personality_id`` is the reference corpus's (``NEWSCONF_<SURNAME>``); ``title`` is "The President"
-    because every transcript there is a news conference its person gave as the sitting president
-    (the folder's README); that is what lets the rule read ``THE PRESIDENT.`` as the person.
-    """
+    """The manifest a user writes for ``raw_transcripts_1960_1980`` from its own ``manifest.json``: each file's
+    ``person`` as ``person_name``, its date and its document title (``title``: "News conference"), and the
+    reference corpus's ``personality_id`` (``NEWSCONF_<SURNAME>``); no ``addressed_as``, so ``THE PRESIDENT.``
+    is found offline by the answerer rule (``attribution``)."""
     data = json.loads((Path(raw_dir) / "manifest.json").read_text(encoding="utf-8"))
     return [{"file": t["file"], "personality_id": "NEWSCONF_" + t["person"].split()[-1].upper(),
-             "person_name": t["person"], "date": t["date"], "title": "The President"} for t in data["transcripts"]]
+             "person_name": t["person"], "date": t["date"], "title": t["title"]} for t in data["transcripts"]]

@@ -142,6 +142,8 @@ def update_report(out: Path, report: dict[str, Any], personalities: set[str], fi
         "problems": [p for p in old.get("problems") or [] if unrelated(p)] + report["problems"],
         "warnings": [w for w in old.get("warnings") or [] if unrelated(w)] + report["warnings"],
         "categories": dict(sorted({**others("categories"), **report["categories"]}.items())),
+        "personalities": dict(sorted({**others("personalities"), **report["personalities"]}.items())),
+        "labels": dict(sorted({**others("labels"), **report["labels"]}.items())),
         "transcripts": sorted([r for r in old.get("transcripts") or [] if r.get("personality_id") not in personalities]
                               + report["transcripts"], key=lambda r: r["personality_id"]),
     }

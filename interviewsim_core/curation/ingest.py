@@ -2,12 +2,14 @@
 
 Formats are detected from the content, not the file name (a ``.txt`` export of captions is captions):
 
-- ``vtt``: starts with ``WEBVTT``; cues, ``<v Name>`` voice tags when present, other tags stripped.
+- ``vtt``: starts with ``WEBVTT``; cues, ``<v Name>`` voice tags when present, other tags stripped; without voice
+  tags, a label at a cue's start (``>> NAME:``, ``Name:``) names the speaker until the next one.
 - ``srt``: a cue number line then a ``00:00:01,000 --> ...`` timing line; voice tags as in WebVTT.
 - ``diarised_json``: ``{"segments": [{"start", "end", "speaker", "text"}, ...]}`` (WhisperX/pyannote).
-- ``text``: plain text as published, paragraphs with speaker labels (``THE PRESIDENT.``, ``Q.``,
-  ``HELEN THOMAS [United Press International].``, ``Mr. Cormier [Frank Cormier, AP].``, ``Name:``); a
-  paragraph without a label continues the turn before it.
+- ``text``: plain text as published, paragraphs opening with a speaker label in any style publishers print
+  (``labels.speaker_label``: ``THE PRESIDENT.``, ``Q.``, ``HELEN THOMAS [UPI].``, ``Senator Moreno:``,
+  ``STEVE INSKEEP, HOST:``, ``Speaker 1 (00:00:05):``...); a paragraph without a label continues the turn
+  before it.
 
 Consecutive captions/segments of one speaker are one turn (captioners cut utterances at line length,
 not at turns). Removed and counted, because they are not anybody's words: section headings (a line
@@ -25,13 +27,15 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import Problem
+from .labels import Found, speaker_label
 from .models import Format, Transcript
 
 REMOVED_KINDS = ("headings", "item_numbers", "footnote_marks", "footnotes", "stage_directions")
 
 _STAGE = re.compile(
     r"\s*[\[(](?:laughter|laughs|applause|inaudible|indistinct|unintelligible|crosstalk|music|silence|pause|"
-    r"cheers|cheering|booing|coughs|noise|reading|ends reading|end of reading|in [A-Z][a-z]+|confers[^\])]*)"
+    r"cheers|cheering|booing|coughs|noise|reading|ends reading|end of reading|in [A-Z][a-z]+|confers[^\])]*|"
+    r"(?:begin|end) (?:video ?tape|video clip|audio clip|clip|sound ?bite)|commercial break|sound ?bite|off[- ]camera)"
     r"\.?[\])]", re.IGNORECASE)
 _ITEM = re.compile(r"\[(?:\d{1,3}|[IVXl]{1,4}|U)[.\-']?\]\s*")
 _HEAD_ITEM = re.compile(r"^(?P<head>[^a-z\[\]]*?[A-Z]{2}[^a-z\[\]]*?)\s*(?=\[(?:\d{1,3}|[IVXl]{1,4}|U)[.\-']?\])")
@@ -42,24 +46,10 @@ _HEADING = re.compile(r"^(?=[A-Z0-9][^a-z]{0,120}$).*[A-Z]{2}")
 a paragraph's first lower-case letter, where the two-capitals test scanned every paragraph to its end."""
 _FOOTNOTE_PARA = re.compile(r"^\d{1,2}\s*[A-Z]")
 _FOOTNOTE_MARK = re.compile(r"(?<=[.?!\"'])\s*\d{1,2}$")
-_TITLES = r"(?:MR|MRS|MS|DR|GEN|SEN|REP|GOV|SEC)\.\s"
-_CAPS_LABEL = re.compile(
-    rf"^(?P<label>(?:THE\.?\s+PRESIDENT|The\s+PRESIDENT|Q|(?:{_TITLES})?[A-Z][A-Z'\-]+(?:\s+[A-Z][A-Z'\-]*\.?)*"
-    rf"(?:\s+\[[^\]]+\])?))\.{{1,2}}(?:\s+|$)(?P<text>.*)$", re.DOTALL)
-_MIXED_LABEL = re.compile(r"^(?P<label>[A-Z][\w.'\- ]{0,40}?\s\[[^\]]+\])\.(?:\s+|$)(?P<text>.*)$", re.DOTALL)
-_COLON_LABEL = re.compile(r"^(?P<label>[A-Z][\w.'\-]*(?:\s+[A-Z][\w.'\-]*){0,4}(?:,\s[\w.'&\- ]{2,60}){0,2}):\s+(?P<text>.*)$",
-                          re.DOTALL)
-_PLAIN_LABEL = re.compile(r"^(?P<label>Reporter|Question|Interviewer|Audience member)\.\s+(?P<text>.*)$", re.DOTALL)
-_BARE_Q = re.compile(r"^(?P<label>Q|THE PRESIDENT)\s+(?P<text>[A-Z][a-z].*)$", re.DOTALL)
-""""Q Mr. President, ...", "THE PRESIDENT Well, ...": a usual label whose full stop was lost in print."""
-_NOT_LABELS = frozenset("I II III IV V VI VII VIII IX X ONE TWO THREE FOUR FIVE SIX FIRST SECOND THIRD FOURTH FIFTH "
-                        "NOTE NB PS OK NO YES".split())
-"""Words that open a sentence or a list item with a colon or a full stop, not a speaker."""
 _VOICE = re.compile(r"<v(?:\.[\w.-]+)?\s+(?P<name>[^>]+)>", re.IGNORECASE)
 _TAG = re.compile(r"</?[a-z][^>]*>|<\d{2}:[\d:.]+>", re.IGNORECASE)
 _VTT_TIME = re.compile(r"^\s*(?:\d{2}:)?\d{2}:\d{2}\.\d{3}\s+-->\s+")
 _SRT_TIME = re.compile(r"^\s*\d{1,2}:\d{2}:\d{2},\d{3}\s+-->\s+\d{1,2}:\d{2}:\d{2},\d{3}")
-_LABEL_WORDS_MAX = 8
 _QUESTIONER = re.compile(r"^(?:Q|Question|Reporter)$", re.IGNORECASE)
 _NAMED = re.compile(r"^(?:Mr\.|Mrs\.|Miss|Ms\.)?\s?[A-Z][\w.'\-]*(?: [A-Z][\w.'\-]*){0,4}(?:, [\w.'&\- ]{2,60}){0,2}:\s+")
 """A questioner's name (and paper) printed after "Q.": who asked, not what was asked."""
@@ -84,18 +74,6 @@ def clean(text: str, removed: Counter) -> str:
     return " ".join(text.split())
 
 
-def _label(paragraph: str) -> tuple[str, str] | None:
-    """(label, rest) when the paragraph opens with a speaker label, else None."""
-    for pattern in (_CAPS_LABEL, _MIXED_LABEL, _PLAIN_LABEL, _BARE_Q, _COLON_LABEL):
-        m = pattern.match(paragraph)
-        if m and len(m.group("label").split()) <= _LABEL_WORDS_MAX:
-            label = re.sub(r"\s+", " ", m.group("label")).strip().rstrip(".")
-            if label.upper() in _NOT_LABELS:
-                continue
-            return label, m.group("text")
-    return None
-
-
 def _merge(pieces: list[tuple[str, str, int]], same_label_joins: bool = True) -> list[dict]:
     """Consecutive pieces of one (non-empty) label joined into one turn (captions and segments cut one
     utterance into many; in published text a repeated label is a new turn: two reporters both "Q.");
@@ -112,10 +90,9 @@ def _merge(pieces: list[tuple[str, str, int]], same_label_joins: bool = True) ->
     return [{"index": i, "label": lab, "text": " ".join(parts), "line": line} for i, (lab, parts, line) in enumerate(turns)]
 
 
-def _text(body: str, removed: Counter) -> tuple[list[tuple[str, str, int]], bool]:
-    pieces: list[tuple[str, str, int]] = []
-    labelled = False
-    current = ""
+def _paragraphs(body: str, removed: Counter) -> list[tuple[int, str, Found | None]]:
+    """(line, paragraph, its label) for each non-blank line, headings' and item numbers' leftovers taken off."""
+    out = []
     for n, line in enumerate(body.splitlines(), start=1):
         para = line.strip()
         if not para:
@@ -133,24 +110,37 @@ def _text(body: str, removed: Counter) -> tuple[list[tuple[str, str, int]], bool
         if m:  # "QUESTIONS Q. Mr. President...": a heading run into the first question
             removed["headings"] += 1
             para = para[m.end():]
-        found = _label(para)
-        if (_HEADING.match(para) and not para.endswith((".", "?", "!", ","))
-                and (found is None or not _ALWAYS_LABEL.match(found[0]))):
+        if para:
+            out.append((n, para, speaker_label(para)))
+    return out
+
+
+def _text(body: str, removed: Counter) -> tuple[list[tuple[str, str, int]], bool]:
+    paragraphs = _paragraphs(body, removed)
+    weak = Counter(f.label for _n, _p, f in paragraphs if f is not None and not f.strong)
+    pieces: list[tuple[str, str, int]] = []
+    labelled = False
+    for n, para, found in paragraphs:
+        if found is not None and not found.strong and weak[found.label] < 2:
+            found = None  # a Title Case word and a full stop opening one paragraph only: a sentence, not a speaker
+        label_line = found is not None and not found.text and para.endswith(":")  # "STEVE INSKEEP, HOST:" alone
+        if (_HEADING.match(para) and not para.endswith((".", "?", "!", ",")) and not label_line
+                and (found is None or not _ALWAYS_LABEL.match(found.label))):
             removed["headings"] += 1
             continue
         if found is None and _FOOTNOTE_PARA.match(para) and pieces:
             removed["footnotes"] += 1
             continue
-        text = clean(para if found is None else found[1], removed)
+        text = clean(para if found is None else found.text, removed)
         if found is None and pieces:  # a paragraph without a label continues the turn before it
             label, before, start = pieces[-1]
             pieces[-1] = (label, f"{before} {text}".strip(), start)
             continue
         if found is not None:
             labelled = True
-            if _QUESTIONER.match(found[0]):  # "Q. Robert J. Donovan, New York Herald Tribune: Speaking of..."
+            if _QUESTIONER.match(found.label):  # "Q. Robert J. Donovan, New York Herald Tribune: Speaking of..."
                 text = _NAMED.sub("", text, count=1)
-        pieces.append((found[0] if found else "", text, n))
+        pieces.append((found.label if found else "", text, n))
     return pieces, labelled
 
 
@@ -159,6 +149,7 @@ def _cues(body: str, timing: re.Pattern[str], removed: Counter) -> list[tuple[st
     pieces: list[tuple[str, str, int]] = []
     lines = body.splitlines()
     i = 0
+    last = ""
     while i < len(lines):
         if not timing.match(lines[i]):
             i += 1
@@ -171,7 +162,12 @@ def _cues(body: str, timing: re.Pattern[str], removed: Counter) -> list[tuple[st
         raw = " ".join(text_lines)
         voices = list(_VOICE.finditer(raw))
         if not voices:
-            pieces.append(("", clean(_TAG.sub("", raw), removed), start))
+            text = _TAG.sub("", raw).strip()
+            found = speaker_label(text)
+            if found is not None and found.strong:  # "NAME: ..." or ">> NAME: ..." in the cue's text
+                last = found.label
+                text = found.text
+            pieces.append((last, clean(text, removed), start))  # an unlabelled cue goes on with the last speaker
             continue
         for k, v in enumerate(voices):  # one cue may hold several voices
             end = voices[k + 1].start() if k + 1 < len(voices) else len(raw)

@@ -2,8 +2,12 @@
 
 Fields (exactly these; any other column/key is refused so a typo such as ``person`` for
 ``person_name`` is caught, not ignored): ``file``, ``personality_id``, ``person_name``, ``date``, and
-optional ``title``, ``aliases`` (``;``-separated in CSV, a list or ``;``-string in JSON),
-``source_url``, ``profile_file``, ``long_profile_file``.
+optional ``title`` (the transcript's title, as published), ``addressed_as`` (how the transcript's labels
+address the person: "The President"), ``aliases`` (these two ``;``-separated in CSV, a list or
+``;``-string in JSON), ``source_url``, ``profile_file``, ``long_profile_file``.
+
+A row with a problem is left out and listed; its personality goes on with its other rows (one bad row
+never sinks a person).
 
 JSON is an array of row objects, or an object whose ``transcripts`` key holds that array (other keys
 of that object, such as a description or a licence, are the manifest's own notes and ignored).
@@ -24,7 +28,7 @@ from ..errors import Problem
 from .models import ManifestRow
 
 REQUIRED = ("file", "personality_id", "person_name", "date")
-OPTIONAL = ("title", "aliases", "source_url", "profile_file", "long_profile_file")
+OPTIONAL = ("title", "addressed_as", "aliases", "source_url", "profile_file", "long_profile_file")
 FIELDS = REQUIRED + OPTIONAL
 
 
@@ -82,13 +86,12 @@ _WHY = {"absolute-path": "is an absolute path; paths are relative to the transcr
 @dataclass(frozen=True)
 class Manifest:
     """The good rows, every problem (file + row + rule), warnings (absent profile files), and the
-    personalities named by a row with a problem (refused as a whole: a partial history would shift
-    the chronological split)."""
+    personalities named by a row with a problem (their rows left out are listed with them)."""
 
     rows: list[ManifestRow]
     problems: list[Problem]
     warnings: list[str]
-    refused: set[str]
+    with_problems: set[str]
 
 
 def read_manifest(path: Path | str, folder: Path | str) -> Manifest:
@@ -107,7 +110,7 @@ def read_manifest(path: Path | str, folder: Path | str) -> Manifest:
     warnings: list[str] = []
     seen: dict[str, int] = {}
     warned: set[tuple[str, str]] = set()
-    refused: set[str] = set()
+    with_problems: set[str] = set()
     for n, raw in enumerate(raw_rows, start=1):
         where = f"row {n}"
         bad = len(problems)
@@ -123,10 +126,10 @@ def read_manifest(path: Path | str, folder: Path | str) -> Manifest:
                 values[f] = v.strip()
         for f in OPTIONAL:
             v = raw.get(f)
-            if f == "aliases":
+            if f in ("aliases", "addressed_as"):
                 a = _aliases(v)
                 if a is None:
-                    problems.append(Problem(str(path), where, "bad-field", "aliases must be ';'-separated text or a list of strings"))
+                    problems.append(Problem(str(path), where, "bad-field", f"{f} must be ';'-separated text or a list of strings"))
                 else:
                     values[f] = a
             elif v is not None and not isinstance(v, str):
@@ -159,7 +162,7 @@ def read_manifest(path: Path | str, folder: Path | str) -> Manifest:
         if len(problems) == bad:
             rows.append(ManifestRow(**values))
         elif isinstance(raw.get("personality_id"), str) and raw["personality_id"].strip():
-            refused.add(raw["personality_id"].strip())
+            with_problems.add(raw["personality_id"].strip())
     if not raw_rows and not problems:
         problems.append(Problem(str(path), "$", "empty-manifest", "the manifest lists no transcript"))
-    return Manifest(rows, problems, warnings, refused)
+    return Manifest(rows, problems, warnings, with_problems)

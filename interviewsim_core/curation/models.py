@@ -29,8 +29,10 @@ class ManifestRow(_Frozen):
     date: str
     """ISO date (YYYY-MM-DD); orders a personality's interviews into ``sequence``."""
     title: str = ""
-    """How the person is addressed in this transcript's speaker labels on that date (e.g. "The President").
-    Per row, because a title belongs to a date: it is the manifest that says who held it then."""
+    """The transcript's title as published ("News conference"); kept in provenance, never read as a speaker."""
+    addressed_as: tuple[str, ...] = ()
+    """How this transcript's speaker labels address the person (e.g. "The President"). Per row, because an
+    office belongs to a date: it is the manifest that says who held it then."""
     aliases: tuple[str, ...] = ()
     source_url: str = ""
     profile_file: str = ""
@@ -62,7 +64,7 @@ class Attribution(_Frozen):
 
     label: str
     role: Role
-    decided_by: Literal["rule", "model", "failed"]
+    decided_by: Literal["rule", "answerer", "review", "model", "failed"]
     reason: str
 
 

@@ -6,16 +6,17 @@ personality, each step's calls in one gateway batch) and ``plan.py``; the graph'
 (``step.py``) call each one for one personality, on the state rebuilt from the tables before it.
 
 Each model step plans its calls for every personality first and runs them in one gateway batch
-(``pipeline.calls.run_calls``: cache, cost plan and budget gate apply, re-runs are free). A
-personality with any input problem (a manifest row, an unreadable or unrecognised file, a
-transcript where the person never speaks, a failed attribution) is refused as a whole and nothing is
-written for it; the others proceed. Excluded transcripts (quality control) stay in the report
-table with their reason.
+(``pipeline.calls.run_calls``: cache, cost plan and budget gate apply, re-runs are free). One bad item never
+sinks a personality: a manifest row with a problem, or a file that cannot be read as text (empty, binary,
+undecodable, unreadable), is refused on its own and listed as a problem (file, row or line, rule); a transcript
+that is not a dialogue (no speaker label) or in which the person never speaks is excluded with that reason,
+exactly like a quality-control exclusion, which a reviewer can override. A personality is refused only when
+what remains is under the split's minimum, with the count of transcripts excluded per reason.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,8 +46,12 @@ class Curated:
     keep: bool = False
     kind: str = ""
     reason: str = ""
+    excluded: tuple[str, str] | None = None
+    """(kind, reason) when a step before quality control set the transcript aside: ``refused`` (a file that cannot
+    be read), ``not-a-dialogue`` (no speaker label), ``person-never-speaks`` or ``failed`` (its attribution call)."""
     quality: tuple[bool, str, str] | None = None
-    """Quality control's own (keep, kind, reason), kept apart from a reviewer's decision that may override it."""
+    """Quality control's own (keep, kind, reason), kept apart from a reviewer's decision that may override it; for
+    a transcript set aside before quality control, that exclusion (the same columns, the same review)."""
     review: tuple[str, str] | None = None
     """The reviewer's (decision, reason) this run applied, if any."""
     pairs: list[QAPairDraft] = field(default_factory=list)
@@ -68,8 +73,38 @@ class Outcome:
 
     def excluded(self) -> dict[str, dict[str, str]]:
         """personality -> date -> why quality control excluded that transcript (for the comparison's reasons)."""
-        return {pid: {c.row.date: f"excluded by quality control as {c.kind}" for c in items if c.kind and not c.keep}
+        return {pid: {c.row.date: f"excluded as {c.kind}" for c in items if c.kind and not c.keep}
                 for pid, items in self.transcripts.items()}
+
+    def personalities(self) -> dict[str, dict[str, Any]]:
+        """Per personality: transcripts, kept, excluded by reason, QA pairs written, and whether it was written."""
+        out = {}
+        for pid, items in sorted(self.transcripts.items()):
+            doc = self.documents.get(pid)
+            out[pid] = {"transcripts": len(items), "kept": sum(c.keep for c in items),
+                        "excluded": dict(sorted(Counter(c.kind or "not reached" for c in items if not c.keep).items())),
+                        "pairs": sum(len(i["qa_pairs"]) for i in doc["interviews"]) if doc else 0,
+                        "written": pid in self.documents or pid in self.written}
+        return out
+
+    def labels(self) -> dict[str, list[dict[str, Any]]]:
+        """Per personality, per label: how it was attributed (rule, answerer, review, model, failed), its role, the
+        turns it covers and in how many transcripts; most turns first."""
+        out = {}
+        for pid, items in sorted(self.transcripts.items()):
+            turns: Counter[tuple[str, str, str]] = Counter()
+            files: Counter[tuple[str, str, str]] = Counter()
+            for c in items:
+                if c.transcript is None or not c.attributions:
+                    continue
+                per = Counter(attribution.unit_key(t.label, t.index) for t in c.transcript.turns)
+                for key, a in c.attributions.items():
+                    k = ("" if key.startswith("#") else key, a.role, a.decided_by)
+                    turns[k] += per[key]
+                    files[k] += 1
+            out[pid] = [{"label": lab or "(unlabelled)", "role": role, "decided_by": by, "turns": n,
+                         "transcripts": files[(lab, role, by)]} for (lab, role, by), n in turns.most_common()]
+        return out
 
     def table(self) -> list[dict[str, Any]]:
         """One row per transcript: personality, file, format, turns, verdict, reason, pairs, removed counts."""
@@ -127,7 +162,8 @@ def curate_with(folder: Path | str, manifest: Path | str, ask: Ask, model: Model
     """
     folder = Path(folder)
     outcome = ingest(folder, manifest, personalities)
-    attribute(outcome, _run(ask, attribution_calls(outcome, model), outcome))
+    accepted = accepted_files(out)
+    attribute(outcome, _run(ask, attribution_calls(outcome, model, accepted), outcome), model, accepted)
     judge_quality(outcome, _run(ask, quality_calls(outcome, model), outcome), out)
     structure(outcome, _run(ask, structuring_calls(outcome, model), outcome))
     tag(outcome, _run(ask, tagging_calls(outcome, folder, model), outcome))
@@ -140,85 +176,138 @@ def live(outcome: Outcome) -> dict[str, list[Curated]]:
     return {pid: items for pid, items in outcome.transcripts.items() if pid not in outcome.refused}
 
 
+READ_ERRORS_EXCLUDE = {"unrecognised-format": "not-a-dialogue", "no-turns": "not-a-dialogue"}
+"""Ingest's findings that exclude a transcript as quality control would (a file that is text but no dialogue);
+every other ingest problem (empty, binary, undecodable, unreadable, bad diarisation) refuses the file."""
+
+
 def ingest(folder: Path | str, manifest: Path | str, personalities: Collection[str] | None = None) -> Outcome:
     """Step 1 (no model): the manifest's rows of ``personalities`` (default: all) and every file they name
-    as ordered turns. A personality with a manifest problem, an unreadable or unrecognised file, or no row
-    is refused here (``outcome.refused``), with every problem listed."""
+    as ordered turns. A row with a problem is left out and listed; a file that cannot be read is refused and
+    listed, one that is no dialogue excluded; its personality goes on. A wanted personality that no good row
+    names is refused."""
     folder = Path(folder)
     outcome = Outcome()
     m = read_manifest(manifest, folder)
     wanted = None if personalities is None else set(personalities)
-    unnamed = set() if wanted is None else wanted - {r.personality_id for r in m.rows}
-    # A manifest problem names a row, not a personality: listed for a personality refused by one (or with no good row).
-    outcome.problems += m.problems if wanted is None or wanted & m.refused or unnamed else []
+    named = {r.personality_id for r in m.rows}
+    unnamed = (m.with_problems if wanted is None else wanted) - named
+    # A manifest problem names a row, not a personality: listed for a personality it concerns (or with no good row).
+    outcome.problems += m.problems if wanted is None or wanted & m.with_problems else []
     outcome.warnings += [w for w in m.warnings if wanted is None or any(f": {p}: " in w for p in wanted)]
     by_pid: dict[str, list[Curated]] = defaultdict(list)
     for row in m.rows:
         if wanted is None or row.personality_id in wanted:
             by_pid[row.personality_id].append(Curated(row=row))
-    for pid in sorted(m.refused if wanted is None else m.refused & wanted):
-        _refuse(outcome, pid, "a manifest row of this personality has a problem")
-    for pid in sorted(unnamed - m.refused):
-        _refuse(outcome, pid, "no row of the manifest names this personality")
-    for pid, items in by_pid.items():
+    for pid in sorted(unnamed):
+        _refuse(outcome, pid, "no good row of the manifest names this personality"
+                if pid in m.with_problems else "no row of the manifest names this personality")
+    for items in by_pid.values():
         for c in items:
             c.transcript, file_problems = ingest_file(folder, c.row.file)
-            outcome.problems += file_problems
-            if file_problems:
-                _refuse(outcome, pid, f"{c.row.file}: {file_problems[0].rule}")
+            if not file_problems:
+                continue
+            first = file_problems[0]
+            kind = READ_ERRORS_EXCLUDE.get(first.rule)
+            if kind is None:
+                outcome.problems += file_problems
+                kind = "refused"
+            c.excluded = (kind, f"{first.rule}: {first.message}")
     outcome.transcripts = dict(by_pid)
     return outcome
 
 
-def attribution_calls(outcome: Outcome, model: ModelConfig) -> list[PlannedCall]:
+def _usable(c: Curated) -> bool:
+    return c.transcript is not None and c.excluded is None
+
+
+def accepted_files(corpus: Path | str | None) -> frozenset[str]:
+    """The transcripts a reviewer accepted under ``corpus`` (attribution reads them: see ``attribution``)."""
+    decisions = review.read_decisions(corpus)[0] if corpus is not None else {}
+    return frozenset(f for f, (d, _r) in decisions.items() if d == "accept")
+
+
+def attribution_calls(outcome: Outcome, model: ModelConfig, accepted: Collection[str] = ()) -> list[PlannedCall]:
     """Step 2's calls (speaker attribution): one per transcript with labels the rule cannot place."""
-    return [p for pid, items in live(outcome).items() for c in items
-            for p in attribution.plan(pid, c.transcript, c.row, model)]
+    return [p for pid, items in live(outcome).items() for c in items if c.transcript is not None
+            for p in attribution.plan(pid, c.transcript, c.row, model, c.row.file in accepted)]
 
 
-def attribute(outcome: Outcome, results: Mapping[Hashable, Any]) -> None:
-    """Step 2: every turn's role (rule + answers); a failed call or a person who never speaks refuses the personality."""
+def attribute(outcome: Outcome, results: Mapping[Hashable, Any], model: ModelConfig, accepted: Collection[str] = ()) -> None:
+    """Step 2: every turn's role (rule + answers); a transcript with a failed call or in which the person never
+    speaks is excluded with that reason (its personality goes on)."""
     for pid, items in live(outcome).items():
         for c in items:
-            c.attributions, att_problems = attribution.assemble(pid, c.transcript, c.row, results)
-            outcome.problems += att_problems
-            if att_problems:
-                _refuse(outcome, pid, f"{c.row.file}: {att_problems[0].rule}")
-            else:
-                c.roles = attribution.roles_of(c.transcript, c.attributions)
+            if c.transcript is None:
+                continue
+            c.attributions, why = attribution.assemble(pid, c.transcript, c.row, model, results, c.row.file in accepted)
+            c.roles = attribution.roles_of(c.transcript, c.attributions)
+            if why is not None and c.excluded is None:
+                c.excluded = ("failed" if why.rule == "attribution-failed" else why.rule, why.message)
+    _refuse_short(outcome, lambda c: c.excluded is None or (c.excluded[0] != "refused" and c.row.file in accepted))
+
+
+def _refuse_short(outcome: Outcome, possible: Callable[[Curated], bool]) -> None:
+    """Refuse, before any more calls, each personality whose transcripts that may still give pairs are under the
+    split's minimum; the message counts its transcripts excluded per reason."""
+    for pid, items in live(outcome).items():
+        left = sum(possible(c) for c in items)
+        if left < corpus.MIN_INTERVIEWS:
+            _refuse_below_minimum(outcome, pid, items, left)
+
+
+def _exclusion(c: Curated) -> str:
+    """Why a transcript is out, in a word: its verdict's kind, or the step's exclusion (a refused file's rule)."""
+    kind = c.kind or (c.excluded[0] if c.excluded else "")
+    return f"refused ({c.excluded[1].split(':')[0]})" if kind == "refused" and c.excluded else kind
+
+
+def _refuse_below_minimum(outcome: Outcome, pid: str, items: list[Curated], left: int) -> None:
+    excluded = Counter(_exclusion(c) for c in items if not c.keep)
+    why = "; excluded: " + ", ".join(f"{n} {k}" for k, n in sorted(excluded.items()) if k) if excluded else ""
+    _refuse(outcome, pid, f"{left} interview(s) with QA pairs possible (of {len(items)} transcripts{why}); "
+                          f"the chronological split needs {corpus.MIN_INTERVIEWS}")
 
 
 def quality_calls(outcome: Outcome, model: ModelConfig) -> list[PlannedCall]:
-    """Step 3's calls (quality control): one per transcript; it reads the roles of step 2."""
+    """Step 3's calls (quality control): one per transcript still in; it reads the roles of step 2."""
     return [quality.plan(pid, c.row.person_name, c.transcript, c.roles, model)
-            for pid, items in live(outcome).items() for c in items]
+            for pid, items in live(outcome).items() for c in items if _usable(c)]
 
 
 def judge_quality(outcome: Outcome, results: Mapping[Hashable, Any], corpus: Path | str | None) -> None:
-    """Step 3: each transcript's verdict, then the reviewer's decision recorded under ``corpus`` (it wins)."""
+    """Step 3: each transcript's verdict (an exclusion of an earlier step stands as its verdict), then the
+    reviewer's decision recorded under ``corpus`` (it wins, except over a file that cannot be read)."""
     decisions, review_problems = review.read_decisions(corpus) if corpus is not None else ({}, [])
     outcome.warnings += [str(p) for p in review_problems]
     for pid, items in live(outcome).items():
         for c in items:
-            c.quality = quality.verdict(pid, c.transcript, results)
-            c.review = decisions.get(c.row.file)  # human verification wins over the automated verdict
+            c.quality = (False, *c.excluded) if c.excluded else quality.verdict(pid, c.transcript, results)
+            if c.excluded is None or c.excluded[0] != "refused":
+                c.review = decisions.get(c.row.file)  # human verification wins over the automated verdict
             c.keep, c.kind, c.reason = review.apply(c.quality, c.review)
+
+
+def _pairable(c: Curated) -> bool:
+    """Kept, and with turns to pair (a reviewer may keep a transcript that has none)."""
+    return c.keep and c.transcript is not None and bool(c.roles)
 
 
 def structuring_calls(outcome: Outcome, model: ModelConfig) -> list[PlannedCall]:
     """Step 4's calls (QA structuring): one per kept transcript (the offline model answers with the rule)."""
     return [structuring.plan(pid, c.row.person_name, c.transcript, c.roles, model)
-            for pid, items in live(outcome).items() for c in items if c.keep]
+            for pid, items in live(outcome).items() for c in items if _pairable(c)]
 
 
 def structure(outcome: Outcome, results: Mapping[Hashable, Any]) -> None:
     """Step 4: the QA pairs of every kept transcript, with their raw spans; a failed call is a warning."""
     for pid, items in live(outcome).items():
         for c in items:
-            if c.keep:
+            if _pairable(c):
                 c.pairs, failure = structuring.assemble(pid, c.transcript, results)
                 if failure:
                     outcome.warnings.append(failure)
+    _refuse_short(outcome, lambda c: bool(c.keep and c.pairs))
 
 
 def tagging_calls(outcome: Outcome, folder: Path | str, model: ModelConfig) -> list[PlannedCall]:
@@ -253,9 +342,7 @@ def build_corpus(outcome: Outcome, folder: Path | str, model: ModelConfig, out: 
     for pid, items in live(outcome).items():
         ordered = sorted((c for c in items if c.keep and c.pairs), key=lambda c: c.row.date)  # stable: row order on ties
         if len(ordered) < corpus.MIN_INTERVIEWS:
-            kept = sum(c.keep for c in items)
-            _refuse(outcome, pid, f"{len(ordered)} interview(s) with QA pairs (of {len(items)} transcripts, {kept} "
-                                  f"kept by quality control); the chronological split needs {corpus.MIN_INTERVIEWS}")
+            _refuse_below_minimum(outcome, pid, items, len(ordered))
             continue
         if not write:
             continue
@@ -298,10 +385,11 @@ def _provenance(folder: Path, pid: str, items: list[Curated], ordered: list[Cura
         "transcripts": [
             {"file": c.row.file, "sha256": corpus.sha256_of(folder / c.row.file), "date": c.row.date,
              "title": c.row.title, "source_url": c.row.source_url, "interview_id": iid.get(id(c)),
-             "format": c.transcript.format, "removed": c.transcript.removed,
+             "format": c.transcript.format if c.transcript else None,
+             "removed": c.transcript.removed if c.transcript else {},
              "kept": c.keep, "kind": c.kind, "reason": c.reason, "pairs": len(c.pairs),
              "speakers": {k: a.model_dump() for k, a in c.attributions.items()},
-             "turns": [{"label": t.label, "line": t.line, "text": t.text} for t in c.transcript.turns],
+             "turns": [{"label": t.label, "line": t.line, "text": t.text} for t in (c.transcript.turns if c.transcript else ())],
              "raw_spans": [{"question": p.raw_question, "response": p.raw_response, "question_turn": p.question_turn,
                             "response_turns": list(p.response_turns)} for p in c.pairs]}
             for c in items],
@@ -317,5 +405,7 @@ def report_of(outcome: Outcome) -> dict[str, Any]:
         "warnings": outcome.warnings,
         "categories": {p: {"category": c, "reason": r} for p, (c, r) in sorted(outcome.categories.items())},
         "model_calls": outcome.calls,
+        "personalities": outcome.personalities(),
+        "labels": outcome.labels(),
         "transcripts": outcome.table(),
     }

@@ -65,23 +65,31 @@ def _turns_cols(outcome: Outcome, pid: str, c: Curated | None) -> dict[str, Any]
     t = c.transcript if c is not None else None
     return {"date": c.row.date if c is not None else "", "row": c.row.model_dump_json() if c is not None else "",
             "format": t.format if t else None, "removed": json.dumps(t.removed) if t else None,
-            "turns": json.dumps([turn.model_dump() for turn in t.turns]) if t else None}
+            "turns": json.dumps([turn.model_dump() for turn in t.turns]) if t else None,
+            "excluded": json.dumps(c.excluded) if c is not None and c.excluded else None}
 
 
 def _read_turns(outcome: Outcome, pid: str, c: Curated, r: Mapping[str, Any]) -> None:
     if _value(r["format"]) is not None:
         c.transcript = Transcript(file=c.row.file, format=r["format"], removed=_loads(r["removed"], {}),
                                   turns=tuple(Turn(**t) for t in _loads(r["turns"], [])))
+    _read_excluded(c, r)
+
+
+def _read_excluded(c: Curated, r: Mapping[str, Any]) -> None:
+    found = _loads(r.get("excluded"))
+    c.excluded = tuple(found) if found else None
 
 
 def _roles_cols(outcome: Outcome, pid: str, c: Curated | None) -> dict[str, Any]:
     return {"attributions": json.dumps({k: a.model_dump() for k, a in c.attributions.items()}) if c else "{}",
-            "roles": list(c.roles) if c else []}
+            "roles": list(c.roles) if c else [], "excluded": json.dumps(c.excluded) if c is not None and c.excluded else None}
 
 
 def _read_roles(outcome: Outcome, pid: str, c: Curated, r: Mapping[str, Any]) -> None:
     c.attributions = {k: Attribution(**a) for k, a in _loads(r["attributions"], {}).items()}
     c.roles = list(_value(r["roles"]) if _value(r["roles"]) is not None else [])
+    _read_excluded(c, r)
 
 
 def _quality_cols(outcome: Outcome, pid: str, c: Curated | None) -> dict[str, Any]:
@@ -185,7 +193,8 @@ def ingest_step(cfg: EvalConfig, pid: str) -> pd.DataFrame:
 
 _ROUNDS: dict[str, tuple[Callable[[Outcome, EvalConfig], list[PlannedCall]],
                          Callable[[Outcome, EvalConfig, Mapping[Hashable, Any]], None]]] = {
-    "speaker_turns": (lambda o, cfg: run.attribution_calls(o, curation_model(cfg)), lambda o, cfg, res: run.attribute(o, res)),
+    "speaker_turns": (lambda o, cfg: run.attribution_calls(o, curation_model(cfg), run.accepted_files(cfg.corpus)),
+                      lambda o, cfg, res: run.attribute(o, res, curation_model(cfg), run.accepted_files(cfg.corpus))),
     "transcript_quality": (lambda o, cfg: run.quality_calls(o, curation_model(cfg)),
                            lambda o, cfg, res: run.judge_quality(o, res, cfg.corpus)),
     "qa_pairs": (lambda o, cfg: run.structuring_calls(o, curation_model(cfg)), lambda o, cfg, res: run.structure(o, res)),

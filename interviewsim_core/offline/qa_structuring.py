@@ -12,7 +12,7 @@ import re
 
 from ..contracts import qa_structuring as contract
 
-_TURN = re.compile(r"^\[(?P<i>\d+)\] (?P<role>person|interviewer|other) \((?P<label>[^)]*)\): (?P<text>.*)$", re.MULTILINE)
+_TURN = re.compile(r"^\[(?P<i>\d+)\] (?P<role>person|interviewer|other) \((?P<label>.*?)\): (?P<text>.*)$", re.MULTILINE)
 
 
 def result(prompt: str) -> contract.Result:

@@ -132,9 +132,11 @@ SCHEMAS["ps_stability"] = pa.schema(
 # ``file`` when it has none); nested values as JSON text; on every row, what the step added for the personality.
 _CURATION_ADDED = [pa.field("refused", _S), pa.field("problems", _S), pa.field("warnings", _S), pa.field("calls", _I)]
 SCHEMAS["transcript_turns"] = pa.schema(
-    [pa.field(c, _S) for c in ("personality_id", "file", "date", "row", "format", "removed", "turns")] + _CURATION_ADDED)
+    [pa.field(c, _S) for c in ("personality_id", "file", "date", "row", "format", "removed", "turns", "excluded")]
+    + _CURATION_ADDED)
 SCHEMAS["speaker_turns"] = pa.schema(
-    [pa.field(c, _S) for c in ("personality_id", "file", "attributions")] + [pa.field("roles", _LS)] + _CURATION_ADDED)
+    [pa.field(c, _S) for c in ("personality_id", "file", "attributions")] + [pa.field("roles", _LS), pa.field("excluded", _S)]
+    + _CURATION_ADDED)
 SCHEMAS["transcript_quality"] = pa.schema(
     [pa.field(c, _S) for c in ("personality_id", "file")] + [pa.field("quality_kept", _B)]
     + [pa.field(c, _S) for c in ("quality_kind", "quality_reason", "review_decision", "review_reason")]

@@ -54,11 +54,19 @@ def test_the_plan_counts_the_calls_the_curation_makes_and_a_rerun_plans_none_to_
     assert after.calls == before.calls and after.cached == before.calls and after.to_send == 0
 
 
-def test_a_refused_personality_is_left_out_of_the_plan(tmp_path) -> None:
+def test_a_refused_transcript_is_left_out_of_the_plan_and_its_personality_is_not(tmp_path) -> None:
     d, manifest = _fixture(tmp_path)
-    (d / "Q_dialogue.txt").write_bytes(b"")  # empty: Q is refused, P is planned
-    planned = plan_curation(d, manifest, OFFLINE, None)
-    assert {line.step: line.calls for line in planned.lines}["personality_category"] == 1
+    (d / "Q_dialogue.txt").write_bytes(b"")  # empty: that file is refused, Q goes on with its other three
+    calls = {line.step: line.calls for line in plan_curation(d, manifest, OFFLINE, None).lines}
+    assert calls["transcript_quality"] == 2 * len(FORMATS) - 1 and calls["personality_category"] == 2
+
+
+def test_a_personality_that_cannot_reach_the_split_s_minimum_is_refused_before_its_calls(tmp_path) -> None:
+    d, manifest = _fixture(tmp_path)
+    for name, _render in list(FORMATS.values())[1:]:
+        (d / f"Q_{name}").write_bytes(b"")  # Q keeps one readable transcript: under the minimum of 2
+    calls = {line.step: line.calls for line in plan_curation(d, manifest, OFFLINE, None).lines}
+    assert calls["transcript_quality"] == len(FORMATS) and calls["personality_category"] == 1
 
 
 def test_the_config_names_transcripts_with_a_manifest_and_an_own_corpus(tmp_path) -> None:

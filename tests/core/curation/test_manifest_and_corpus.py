@@ -10,7 +10,11 @@ import os
 
 from typer.testing import CliRunner
 
+from interviewsim_core.curation import attribution
+from interviewsim_core.curation.ingest import ingest_file
 from interviewsim_core.curation.manifest import read_manifest
+from interviewsim_core.curation.models import ManifestRow
+from interviewsim_core.curation.review import record_decision
 from interviewsim_core.curation.run import curate
 from interviewsim_core.llm.types import ModelConfig
 from interviewsim_core.loader import load_document, validate_paths
@@ -51,7 +55,7 @@ def test_every_manifest_problem_is_listed_at_once(tmp_path) -> None:
     got = sorted((p.path, p.rule) for p in m.problems)
     assert got == [("row 2", "duplicate-row"), ("row 3", "bad-date"), ("row 3", "missing-file"),
                    ("row 4", "outside-folder"), ("row 5", "missing-field"), ("row 5", "unknown-field")]
-    assert m.refused == {"P", "Q", "R"}
+    assert m.with_problems == {"P", "Q", "R"}
     assert [r.file for r in m.rows] == ["dialogue.txt"]
     assert any("no profile_file" in w for w in m.warnings)
 
@@ -106,14 +110,49 @@ def test_a_bad_personality_is_refused_and_the_others_written(tmp_path, runner) -
     assert "chronological split needs 2" in outcome.refused["ONE"][0] and not (out / "ONE").exists()
 
 
-def test_a_transcript_where_the_person_never_speaks_is_refused(tmp_path, runner) -> None:
-    d = tmp_path / "tx"
-    d.mkdir()
-    (d / "a.txt").write_text("INTERVIEWER: Are you there?\n\nTHE HOST: Nobody answers.\n", encoding="utf-8")
-    m = write_manifest(tmp_path / "m.json", [{"file": "a.txt", "personality_id": "S", "person_name": "Sam Lee", "date": "2020-01-01"}])
-    outcome = curate(d, m, runner, OFFLINE)
-    assert [p.rule for p in outcome.problems] == ["person-never-speaks"]
-    assert outcome.refused["S"] == ["a.txt: person-never-speaks"]
+def test_a_transcript_where_the_person_never_speaks_is_excluded_and_its_personality_goes_on(tmp_path, runner) -> None:
+    d = _folder(tmp_path)
+    (d / "a.txt").write_text("INTERVIEWER: Are you there?\n\nSOMEONE ELSE: No.\n\nINTERVIEWER: Anyone?\n\n"
+                             "SOMEONE ELSE: Still no.\n", encoding="utf-8")
+    (d / "prose.txt").write_text("An essay about the person, with no speaker at all.\n", encoding="utf-8")
+    rows = _rows() + [{"file": f, "personality_id": "P", "person_name": PERSON, "date": "2021-01-01"}
+                      for f in ("a.txt", "prose.txt")]
+    outcome = curate(d, write_manifest(tmp_path / "m.json", rows), runner, OFFLINE, out=tmp_path / "corpus")
+    assert outcome.problems == [] and "P" in outcome.written
+    why = {r["file"]: (r["kept"], r["kind"], r["quality_kind"]) for r in outcome.table()}
+    assert why["a.txt"] == (False, "person-never-speaks", "person-never-speaks")
+    assert why["prose.txt"] == (False, "not-a-dialogue", "not-a-dialogue")
+    report = json.loads((tmp_path / "corpus" / "curation_report.json").read_text())
+    assert report["personalities"]["P"]["excluded"] == {"not-a-dialogue": 1, "person-never-speaks": 1}
+
+
+def test_a_file_that_cannot_be_read_is_refused_alone_and_its_personality_goes_on(tmp_path, runner) -> None:
+    d = _folder(tmp_path)
+    (d / "bin.txt").write_bytes(b"PK\x03\x04\x00\x00binary")
+    rows = _rows() + [{"file": "bin.txt", "personality_id": "P", "person_name": PERSON, "date": "2021-01-01"},
+                      {"file": "gone.txt", "personality_id": "P", "person_name": PERSON, "date": "2021-02-01"}]
+    outcome = curate(d, write_manifest(tmp_path / "m.json", rows), runner, OFFLINE, out=tmp_path / "corpus")
+    assert sorted((p.file.rsplit("/", 1)[-1], p.path, p.rule) for p in outcome.problems) == [
+        ("bin.txt", "$", "binary-file"), ("gone.txt", "row " + str(len(rows)), "missing-file")]
+    assert "P" in outcome.written and {r["file"]: r["kind"] for r in outcome.table()}["bin.txt"] == "refused"
+
+
+def test_a_reviewer_who_accepts_a_transcript_without_the_person_names_the_answerer(tmp_path, runner) -> None:
+    d = _folder(tmp_path)
+    (d / "a.txt").write_text("Q: What happened in the spring?\n\nTHE CHAIR: We rebuilt the old mill by the river.\n\n"
+                             "Q: And what came after that?\n\nTHE CHAIR: We opened it to the public in the summer.\n",
+                             encoding="utf-8")
+    rows = _rows() + [{"file": "a.txt", "personality_id": "P", "person_name": PERSON, "date": "2021-01-01"}]
+    manifest, out = write_manifest(tmp_path / "m.json", rows), tmp_path / "corpus"
+    real = ModelConfig(model="openai/stand-in")  # a builder that is not offline: no answerer rule of its own
+    t, row = ingest_file(d, "a.txt")[0], ManifestRow(**rows[-1])
+    assert "THE CHAIR" not in attribution.rule_pass(t, row, real)[0]  # left to the model
+    placed = attribution.rule_pass(t, row, real, accepted=True)[0]
+    assert placed["THE CHAIR"].role == "person" and placed["THE CHAIR"].decided_by == "review"
+    record_decision(out, "a.txt", "accept", "identity: the chair is the person")
+    outcome = curate(d, manifest, runner, OFFLINE, out=out)
+    row = {r["file"]: r for r in outcome.table()}["a.txt"]
+    assert row["kept"] and row["pairs"] == 2
 
 
 def test_cli_curates_offline_and_a_rerun_makes_no_new_call(tmp_path) -> None:
