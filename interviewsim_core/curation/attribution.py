@@ -3,7 +3,7 @@
 The rule (``rule_role``) reads a label's parts (``labels.parts``: the name, an office or honorific before it, a
 role or outlet after a comma or in brackets), with dots and case ignored:
 
-- **person**: the manifest's ``person_name`` (also without middle initials), its surname, one of its
+- **person**: the manifest's ``person_name`` (also without middle initials), its surname, its given name, one of its
   ``aliases``, one of the row's ``addressed_as`` (how labels address the person in that transcript, alone or
   with "the": "The President"), or any of these after an office or honorific (``Senator Moreno``,
   ``PRESIDENT CARTER``, ``Mr. Eisenhower``). A label within two letters of one of these (OCR:
@@ -61,7 +61,8 @@ def person_names(row: ManifestRow) -> frozenset[str]:
     """Every normalised spelling that names the person in this row's transcript."""
     full = _fold(row.person_name)
     words = full.split()
-    names = {full, words[-1] if words else "", " ".join(w for w in words if len(w) > 1)}
+    given = words[0] if len(words) > 1 and len(words[0]) > 1 else ""  # "Barack:", as podcasts label their guests
+    names = {full, given, words[-1] if words else "", " ".join(w for w in words if len(w) > 1)}
     names |= {_fold(a) for a in row.aliases}
     for addressed in row.addressed_as:
         t = _fold(addressed)

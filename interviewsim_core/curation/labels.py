@@ -8,8 +8,8 @@ The rule (``speaker_label``): a paragraph opens with a label when it starts with
 - HEAD: one to eight words, each ALL CAPS or Title Case (``THE PRESIDENT``, ``Mr. Smith``, ``Senator
   Ada Moreno``, ``SECRETARY OF STATE RUSK``, ``Marvin L. Arrowsmith``), name particles (``de``, ``van``,
   ``of``, ``the``...) allowed inside; a diarisation id (``Speaker 1``, ``SPEAKER_00``) too;
-- AFFILIATION: a role or outlet after a comma (``, host``, ``, Associated Press``; up to two) or in
-  brackets or parentheses (``[UPI]``, ``(D-Ohio)``);
+- AFFILIATION: up to three of a role or outlet after a comma (``, host``, ``, Associated Press``) or in
+  brackets or parentheses (``[UPI]``, ``(D-Ohio)``): ``GOV. ADA MORENO (D), OHIO``;
 - TERMINATOR: ``.``, ``..`` (a print slip), ``:`` or ``::``.
 
 Two strengths, because a capitalised word and a full stop also open ordinary sentences ("Well. I ..."):
@@ -37,8 +37,8 @@ _ROLE = (r"(?:host|co-host|cohost|moderator|anchor|correspondent|reporter|interv
          r"presenter|producer|guest|panelist|panellist|author|writer|contributor|analyst|commentator|former|chief|"
          r"senior|political|white|house|news|staff|national|foreign|of|the|and|for|at|&)")
 _AFFIL_WORD = rf"(?:[A-Z][\w'\u2019.&\-]*|{_ROLE}\b)"
-_AFFIL = (rf"(?:,[ \t]+{_AFFIL_WORD}(?:[ \t]+{_AFFIL_WORD}){{0,7}}(?:,[ \t]+{_AFFIL_WORD}(?:[ \t]+{_AFFIL_WORD}){{0,7}})?"
-          r"|[ \t]*\[[^\]\n]{1,80}\]|[ \t]*\([^)\n]{1,60}\))")
+_AFFIL = (rf"(?:(?:,[ \t]+{_AFFIL_WORD}(?:[ \t]+{_AFFIL_WORD}){{0,7}}"
+          r"|[ \t]*\[[^\]\n]{1,80}\]|[ \t]*\([^)\n]{1,60}\))){1,3}")
 _NOT_AT = "".join(rf"(?<!\b{a})" for a in ("Mr", "MR", "Ms", "MS", "Dr", "DR", "St", "ST", "Jr", "JR", "Sr", "SR", "Mrs", "MRS",
                                             "Sen", "SEN", "Rep", "REP", "Gov", "GOV", "Gen", "GEN", "Sec", "SEC", "Col",
                                             "COL", "Adm", "ADM", "Lt", "LT", "Hon", "HON", "Rev", "REV", "Prof", "PROF"))
@@ -99,7 +99,8 @@ OFFICES = frozenset(
     "director commissioner premier king queen prince princess pope cardinal bishop reverend rev father sister "
     "dr doctor professor prof mr mrs ms miss sir dame lord lady madam mister captain colonel major lieutenant "
     "sergeant officer chief leader deputy minority majority state defense defence treasury foreign interior "
-    "labor labour commerce united states of the u s us house".split())
+    "labor labour commerce united states of the u s us house president-elect vice-president ex-president former "
+    "acting".split())
 """Offices, honorifics and the words of offices' names (``Secretary of State``, ``Vice President``): a label
 made only of these names nobody in particular (``THE PRESIDENT``); before a name they say how the person is
 addressed (``Senator Moreno``)."""

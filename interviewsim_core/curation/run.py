@@ -82,7 +82,8 @@ class Outcome:
         for pid, items in sorted(self.transcripts.items()):
             doc = self.documents.get(pid)
             out[pid] = {"transcripts": len(items), "kept": sum(c.keep for c in items),
-                        "excluded": dict(sorted(Counter(c.kind or "not reached" for c in items if not c.keep).items())),
+                        "excluded": dict(sorted(Counter(r["kind"] for r in self.table() if r["personality_id"] == pid
+                                                        and not r["kept"]).items())),
                         "pairs": sum(len(i["qa_pairs"]) for i in doc["interviews"]) if doc else 0,
                         "written": pid in self.documents or pid in self.written}
         return out
@@ -112,13 +113,17 @@ class Outcome:
         for pid, items in sorted(self.transcripts.items()):
             for c in items:
                 t = c.transcript
+                quality = c.quality or ((False, *c.excluded) if c.excluded else None)
+                kind, reason = ((c.kind, c.reason) if c.kind else quality[1:] if quality
+                                else ("personality-refused", "; ".join(self.refused[pid])) if pid in self.refused
+                                else ("", ""))
                 rows.append({"personality_id": pid, "file": c.row.file, "date": c.row.date,
                              "format": t.format if t else None, "turns": len(t.turns) if t else 0,
-                             "kept": c.keep, "kind": c.kind, "reason": c.reason, "pairs": len(c.pairs),
+                             "kept": c.keep, "kind": kind, "reason": reason, "pairs": len(c.pairs),
                              "removed": t.removed if t else {},
-                             "quality_kept": c.quality[0] if c.quality else None,
-                             "quality_kind": c.quality[1] if c.quality else None,
-                             "quality_reason": c.quality[2] if c.quality else None,
+                             "quality_kept": quality[0] if quality else None,
+                             "quality_kind": quality[1] if quality else None,
+                             "quality_reason": quality[2] if quality else None,
                              "review_decision": c.review[0] if c.review else None,
                              "review_reason": c.review[1] if c.review else None})
         return rows

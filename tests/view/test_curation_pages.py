@@ -58,7 +58,7 @@ def test_the_list_shows_every_transcript_and_the_retention(corpus):
     assert page.count("<tr data-file=") == len(report["transcripts"]) == 10
     assert retention(page) == (8, 10) and "80.0%" in page and "73.5%" in page  # the monologue and the empty file
     assert 'data-kept="no"' in row_of(page, MONOLOGUE) and "scripted_monologue" in row_of(page, MONOLOGUE)
-    assert "not curated" in row_of(page, EMPTY) and "empty-file" in page
+    assert ">refused<" in row_of(page, EMPTY) and "empty-file" in page  # a file that cannot be read: refused, its reason shown
     assert "interview" in row_of(page, f"{PEOPLE[0]}/AUL-2005-kelsing-tribune.txt")
 
 
