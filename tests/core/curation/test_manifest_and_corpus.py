@@ -64,12 +64,16 @@ def test_csv_manifest_with_aliases(tmp_path) -> None:
     d = _folder(tmp_path)
     path = tmp_path / "m.csv"
     with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=["file", "personality_id", "person_name", "date", "aliases", "title"])
+        w = csv.DictWriter(fh, fieldnames=["file", "personality_id", "person_name", "date", "aliases", "title",
+                                           "addressed_as"])
         w.writeheader()
         w.writerow({"file": "dialogue.txt", "personality_id": "P", "person_name": PERSON, "date": "2020-01-01",
-                    "aliases": "Captain Voss; M. Voss", "title": "Captain"})
+                    "aliases": "Captain Voss; M. Voss", "title": "Harbour interview", "addressed_as": "The Captain; Skipper"})
     m = read_manifest(path, d)
     assert m.problems == [] and m.rows[0].aliases == ("Captain Voss", "M. Voss")
+    assert m.rows[0].title == "Harbour interview" and m.rows[0].addressed_as == ("The Captain", "Skipper")
+    names = attribution.person_names(m.rows[0])
+    assert {"captain", "the captain", "skipper", "the skipper"} <= names and "harbour interview" not in names
 
 
 def test_corpus_is_valid_with_provenance_and_categories(tmp_path, runner) -> None:
