@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections import Counter
 
 import typer
 
@@ -104,6 +105,7 @@ def _print_tables(cfg, personalities: list[str]) -> list[str]:
     rows = kept = 0
     lines: list[str] = []
     problems: list[str] = []
+    reasons: Counter[str] = Counter()
     for pid in personalities:
         path = partition_path(cfg.data_root, "prepared_input", pid)
         if not path.is_file():
@@ -119,11 +121,14 @@ def _print_tables(cfg, personalities: list[str]) -> list[str]:
         else:
             lines.append(f"  refused {pid}: {table['refused'].iloc[0]}")
         lines += [f"  excluded {r.file}: {r.kind}: {r.reason}" for r in transcripts.itertuples() if r.kind and not r.kept]
+        reasons.update(r.kind for r in transcripts.itertuples() if r.kind and not r.kept)
         problems += [p for p in str(table["problems"].iloc[0]).splitlines() if p and p not in problems]
     typer.echo(f"{rows} transcripts, {kept} kept by quality control and review: retention {kept / rows:.1%}"
                if rows else "no transcript")
     for line in lines:
         typer.echo(line)
+    if reasons:
+        typer.echo("excluded per reason: " + ", ".join(f"{k} {n}" for k, n in reasons.most_common()))
     if problems:
         typer.echo(f"{len(problems)} problem(s):", err=True)
         for p in problems:
