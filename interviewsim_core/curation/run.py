@@ -79,11 +79,14 @@ class Outcome:
     def personalities(self) -> dict[str, dict[str, Any]]:
         """Per personality: transcripts, kept, excluded by reason, QA pairs written, and whether it was written."""
         out = {}
+        excluded: dict[str, Counter[str]] = defaultdict(Counter)
+        for r in self.table():
+            if not r["kept"]:
+                excluded[r["personality_id"]][r["kind"]] += 1
         for pid, items in sorted(self.transcripts.items()):
             doc = self.documents.get(pid)
             out[pid] = {"transcripts": len(items), "kept": sum(c.keep for c in items),
-                        "excluded": dict(sorted(Counter(r["kind"] for r in self.table() if r["personality_id"] == pid
-                                                        and not r["kept"]).items())),
+                        "excluded": dict(sorted(excluded[pid].items())),
                         "pairs": sum(len(i["qa_pairs"]) for i in doc["interviews"]) if doc else 0,
                         "written": pid in self.documents or pid in self.written}
         return out
