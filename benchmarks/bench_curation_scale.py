@@ -11,7 +11,7 @@ call and per transcript grow with a transcript's length, so say the pairs with a
 
 Measured, each in its own process (CPU of that process, peak RSS from ``wait4``):
 
-- planning: ``curation.stage.plan_curation_of`` on an ``EvalConfig`` naming the transcripts and
+- planning: ``plan.plan_curation_of`` on an ``EvalConfig`` naming the transcripts and
   manifest, exactly what ``interviewsim plan --transcripts ... --manifest ...`` calls (imports done
   before the clock, as ``bench_plan``; the process's whole CPU, start-up included, is printed too).
   Target: at most 1 ms CPU per planned call.
@@ -103,7 +103,7 @@ def worker(which: str, folder: str, manifest: str, work: str) -> None:
     _warm_up()
     base_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if which == "plan":
-        from interviewsim_core.curation.stage import plan_curation_of
+        from interviewsim_core.plan import plan_curation_of
 
         cfg = EvalConfig(transcripts=folder, manifest=manifest, corpus=Path(work) / "corpus", builder=ModelConfig(model=OFFLINE_MODEL),
                          cache_path=Path(work) / "cache.sqlite").resolved()

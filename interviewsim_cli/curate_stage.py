@@ -24,8 +24,8 @@ def curate_before_run(cfg, personalities, yes: bool, is_tty, force: bool = False
     print what was kept, written, excluded and refused; exit 7 when its plan is over budget and not accepted,
     exit 4 when no personality has a document to evaluate. Up-to-date partitions are skipped (``--force`` re-runs
     them, from the cache): only a personality whose transcripts, manifest rows or reviews changed is re-curated."""
-    from interviewsim_core.curation.stage import curation_model, plan_curation_of
-    from interviewsim_core.plan import has_price, usd_pair
+    from interviewsim_core.curation.stage import curation_model
+    from interviewsim_core.plan import has_price, plan_curation_of, usd_pair
 
     model = curation_model(cfg)
     typer.echo(f"curation: {cfg.transcripts} ({cfg.manifest}) -> {cfg.corpus}, model {model.name}")
@@ -138,9 +138,9 @@ def _print_tables(cfg, personalities: list[str]) -> list[str]:
 
 def plan_of_curation(cfg):
     """(the curation's plan, whether ``cfg.corpus`` already holds a valid corpus the evaluation can be planned on)."""
-    from interviewsim_core.curation.stage import plan_curation_of
     from interviewsim_core.errors import InputValidationError
     from interviewsim_core.loader import index_corpus
+    from interviewsim_core.plan import plan_curation_of
 
     planned = plan_curation_of(cfg)
     try:

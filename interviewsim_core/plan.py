@@ -26,170 +26,15 @@ Nothing here writes: not the cache, not Parquet.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
-from pydantic import BaseModel, ConfigDict
+from .llm.types import ModelConfig
+from .planning.lines import PlanLine, RunPlan, plan_line
+from .planning.tokens import EXPECTED_COMPLETION_TOKENS, TOKENS_PER_WORD, completion_tokens, mean_answer_tokens
 
-from .llm.types import CallRequest, ModelConfig
-
-__all__ = ["EXPECTED_COMPLETION_TOKENS", "PlanLine", "RunPlan", "completion_tokens", "mean_answer_tokens",
-           "plan_line", "plan_run", "usd_pair"]
-
-EXPECTED_COMPLETION_TOKENS: dict[str, int] = {
-    "content_similarity": 90,
-    "factual_consistency": 90,
-    "personality": 70,
-    "fact_summary": 600,
-    "atomic_item": 50,
-    "mcq_generation": 160,
-    "mcq_answering": 8,
-    "premise_pass1": 180,
-    "premise_pass2": 320,
-}
-"""Expected reply size per contract, in tokens, from the output shapes seed 000/002 ask for (a JSON
-object with a one- or two-sentence explanation; a fact summary of a few hundred words; one label
-per MCQ item, ``mcq_answering`` is per item). Generation is not listed: its size is the person's, their
-mean training answer (``mean_answer_tokens``)."""
-
-
-TOKENS_PER_WORD = 1.35
-"""English prose in GPT-family tokenizers; used only where no tokenizer applies (answer-size estimates)."""
-
-
-def mean_answer_tokens(split) -> int:
-    """Expected size of a generated answer for one person: their mean *training* answer length.
-
-    Training answers only: the held-out ones are the test set and stay out of everything but the
-    judges' prompts, estimates included.
-    """
-    words = [len(p.response.split()) for p in split.train_pairs]
-    return max(1, int(sum(words) / max(1, len(words)) * TOKENS_PER_WORD))
-
-
-class PlanLine(BaseModel):
-    """One (step, method, model) line of a plan."""
-
-    model_config = ConfigDict(frozen=True)
-
-    step: str
-    method: str
-    model: str
-    calls: int
-    """Requests the steps make (one per planned call), repeats and cache hits included."""
-    cached: int
-    """Calls whose answer is already in the cache: they will not be sent or paid."""
-    deduplicated: int = 0
-    """Calls identical to an earlier request of the run (``note`` names whose): the gateway sends it once."""
-    prompt_tokens: int
-    completion_tokens: int
-    cost_usd: float
-    """Cost of the calls not cached, at the price litellm's local map gives (batch rates in batch mode)."""
-    tokenizer: str
-    """``model`` when litellm counted with the model's own tokenizer, ``estimate`` otherwise."""
-    priced: bool = True
-    """False: litellm's map has no price for the model, so ``cost_usd`` shows $0 for calls that may cost."""
-    note: str = ""
-    """Why a count or price is not what it seems: repeats of another method's prompts, a missing price."""
-
-    @property
-    def to_send(self) -> int:
-        return self.calls - self.cached - self.deduplicated
-
-
-class RunPlan(BaseModel):
-    """The plan of one run; ``lines`` sorted by step order of the run, then method and model."""
-
-    model_config = ConfigDict(frozen=True)
-
-    lines: tuple[PlanLine, ...]
-
-    @property
-    def calls(self) -> int:
-        return sum(line.calls for line in self.lines)
-
-    @property
-    def to_send(self) -> int:
-        return sum(line.to_send for line in self.lines)
-
-    @property
-    def deduplicated(self) -> int:
-        return sum(line.deduplicated for line in self.lines)
-
-    @property
-    def cached(self) -> int:
-        return sum(line.cached for line in self.lines)
-
-    @property
-    def prompt_tokens(self) -> int:
-        return sum(line.prompt_tokens for line in self.lines)
-
-    @property
-    def completion_tokens(self) -> int:
-        return sum(line.completion_tokens for line in self.lines)
-
-    @property
-    def cost_usd(self) -> float:
-        return sum(line.cost_usd for line in self.lines)
-
-    def totals(self) -> dict[str, float | int]:
-        return {"calls": self.calls, "deduplicated": self.deduplicated, "cached": self.cached,
-                "to_send": self.to_send,
-                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "cost_usd": round(self.cost_usd, 6)}
-
-    def to_json(self) -> dict:
-        return {"totals": self.totals(), "lines": [{**line.model_dump(), "to_send": line.to_send} for line in self.lines]}
-
-    def rows(self) -> list[tuple[str, ...]]:
-        """The plan's cells, header first and totals last: one layout for the terminal and the UI."""
-        head = ("step", "method", "model", "calls", "dedup", "cached", "to send", "prompt tok", "completion tok",
-                "USD", "tokenizer", "note")
-        rows = [head] + [(ln.step, ln.method or "-", ln.model, f"{ln.calls:,}", f"{ln.deduplicated:,}",
-                          f"{ln.cached:,}", f"{ln.to_send:,}", f"{ln.prompt_tokens:,}", f"{ln.completion_tokens:,}",
-                          f"{ln.cost_usd:.4f}" if ln.priced else f"{ln.cost_usd:.4f}*", ln.tokenizer, ln.note)
-                         for ln in self.lines]
-        t = self.totals()
-        rows.append(("total", "", "", f"{t['calls']:,}", f"{t['deduplicated']:,}", f"{t['cached']:,}",
-                     f"{t['to_send']:,}", f"{t['prompt_tokens']:,}", f"{t['completion_tokens']:,}",
-                     f"{t['cost_usd']:.4f}", "", ""))
-        return rows
-
-    def _footnote(self) -> str:
-        return "* no price in litellm's map: $0 shown (see the note)" if any(not ln.priced for ln in self.lines) else ""
-
-    def table(self) -> str:
-        """A plain-text table for the terminal (and the Dagster run's metadata)."""
-        rows = self.rows()
-        widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
-        text = "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
-        note = self._footnote()
-        return text + ("\n" + note if note else "")
-
-    def markdown(self) -> str:
-        """The same table in Markdown, for Dagster's metadata: every column of ``table``, the notes
-        (prompts that repeat another method's, missing prices) included, so no line is silently short."""
-        def line(cells) -> str:
-            return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
-
-        rows = self.rows()
-        out = [line(rows[0]), "|" + "---|" * len(rows[0]), *(line(r) for r in rows[1:-1]),
-               line(("**total**", *rows[-1][1:]))]
-        note = self._footnote()
-        return "\n".join(out) + ("\n\n" + note if note else "")
-
-
-def completion_tokens(req: CallRequest, person_tokens: int) -> int:
-    """Expected reply tokens of one call: the contract's size, per item for MCQ, the person's for generation."""
-    expected = EXPECTED_COMPLETION_TOKENS.get(req.contract)
-    if req.contract == "mcq_answering":
-        from .contracts.mcq_answering import QUESTIONS_OPEN
-
-        block = req.messages[-1]["content"].rpartition(QUESTIONS_OPEN)[2]
-        n_items = sum(1 for line in block.splitlines() if line.startswith("Q") and line[1:2].isdigit())
-        return max(1, n_items) * (expected or 8)
-    if expected is not None:
-        return expected
-    return max(1, person_tokens)
+# The planner's public face (``planning/`` is its machinery): its plans, lines and estimates are named here.
+__all__ = ["EXPECTED_COMPLETION_TOKENS", "TOKENS_PER_WORD", "PlanLine", "RunPlan", "completion_tokens",
+           "has_price", "mean_answer_tokens", "plan_curation_of", "plan_line", "plan_run", "usd_pair"]
 
 
 def usd_pair(cost: float, limit: float) -> tuple[str, str]:
@@ -219,28 +64,6 @@ def has_price(model: ModelConfig) -> bool:
     if model.model.startswith("offline/"):
         return False
     return cost_of(model.model, 1_000_000, 0) > 0 or cost_of(model.model, 0, 1_000_000) > 0
-
-
-def _price_note(model: ModelConfig) -> tuple[bool, str]:
-    """(priced, note): the offline model is free; any other model litellm has no rate for is shown at $0."""
-    from .llm.transport import cost_of
-
-    if model.model.startswith("offline/"):
-        return True, ""
-    if cost_of(model.model, 1_000_000, 0) > 0 or cost_of(model.model, 0, 1_000_000) > 0:
-        return True, ""
-    return False, f"no price for {model.model}: $0 shown"
-
-
-def _cost(model: ModelConfig, pt: int, ct: int) -> float:
-    """Prices are linear per model (``cost_of``), so a line's total prices its summed tokens."""
-    if model.batch:
-        from .llm.batch import batch_cost
-
-        return batch_cost(model.model, pt, ct)
-    from .llm.transport import cost_of
-
-    return cost_of(model.model, pt, ct)
 
 
 def plan_run(config, personalities: Sequence[str] | None = None, methods: Sequence[str] | None = None,
@@ -334,21 +157,6 @@ def plan_run(config, personalities: Sequence[str] | None = None, methods: Sequen
     return _run_plan(walker, [s.name for s in STEPS])
 
 
-def plan_line(step: str, method: str, model: ModelConfig, *, calls: int, cached: int, prompt_tokens: int,
-              completion_tokens: int, deduplicated: int = 0, note: str = "") -> PlanLine:
-    """One row of a plan, priced for ``model``: its cost, whether a price is known (else why it shows $0) and
-    which tokenizer counted it. The evaluation's plan and the curation's (``curation/plan.py``) both build
-    their rows here, so a price or tokenizer rule changes in one place."""
-    from .planning.tokens import has_own_tokenizer
-
-    priced, price_note = _price_note(model)
-    return PlanLine(step=step, method=method, model=model.name, calls=calls, cached=cached, deduplicated=deduplicated,
-                    prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                    cost_usd=_cost(model, prompt_tokens, completion_tokens),
-                    tokenizer="model" if has_own_tokenizer(model) else "estimate", priced=priced,
-                    note="; ".join(x for x in (note, price_note) if x))
-
-
 def _run_plan(walker, order: list[str]) -> RunPlan:
     rank = {s: i for i, s in enumerate(order)}
     lines = []
@@ -360,3 +168,23 @@ def _run_plan(walker, order: list[str]) -> RunPlan:
                                deduplicated=t.deduplicated, prompt_tokens=t.prompt_tokens,
                                completion_tokens=t.completion_tokens, note=repeats))
     return RunPlan(lines=tuple(sorted(lines, key=lambda ln: (rank[ln.step], ln.method, ln.model))))
+
+
+def plan_curation_of(cfg, personalities: list[str] | None = None, steps: Collection[str] | None = None) -> RunPlan:
+    """What the graph's curation of ``personalities`` (default: the manifest's) will call, before any call
+    (``curation/plan.py``); ``steps``: only the lines of these curation assets (a run of some of them).
+
+    Here, beside the evaluation's planner, because choosing the lines of some assets reads the step table,
+    which lists the curation's steps: the curation itself never imports the graph."""
+    from .curation.plan import plan_curation
+    from .curation.stage import curation_model
+
+    planned = plan_curation(cfg.transcripts, cfg.manifest, curation_model(cfg), cfg.effective_cache_path,
+                            personalities)
+    if steps is None:
+        return planned
+    from .curation.run import STEPS as CONTRACT_OF
+    from .pipeline.steps import STEPS
+
+    contracts = {c for s in STEPS if s.curation and s.name in steps and s.calls_models for c in s.contracts}
+    return RunPlan(lines=tuple(line for line in planned.lines if CONTRACT_OF.get(line.step) in contracts))

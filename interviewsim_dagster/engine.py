@@ -262,8 +262,7 @@ def _gate(context: dg.AssetExecutionContext, cfg: EvalConfig, selected: Sequence
 
 def _plan_curation(context, cfg: EvalConfig, steps: Sequence[Step], people: list[str]):
     """The curation's calls for the run's personalities (``curation/plan.py``), when the run curates."""
-    from interviewsim_core.curation.stage import plan_curation_of
-    from interviewsim_core.plan import RunPlan
+    from interviewsim_core.plan import RunPlan, plan_curation_of
 
     if not steps:
         return RunPlan(lines=())

@@ -149,7 +149,7 @@ def _leaderboard(cfg: EvalConfig, cell: Cell, inputs: dict, df: pd.DataFrame) ->
 def explorer_links(cfg: EvalConfig) -> dict[str, object]:
     """The results explorer's address (the leaderboard with every row behind it) and the command that
     starts it on this data root, for the asset pages a reader reaches first."""
-    from interviewsim_core.report.build import explorer_command
+    from interviewsim_core.report.explorer import explorer_command
     from interviewsim_view.urls import explorer_url
 
     return {REPORT_VIEW_URL_KEY: dg.MetadataValue.url(explorer_url()),
@@ -175,7 +175,7 @@ def report_metadata(data, paths) -> dict[str, object]:
     for s in sections:
         note = s.note.replace("|", "\\|") if s.status != "ok" else ""
         rows.append(f"| {s.title} | {s.status} | {note} |")
-    from interviewsim_core.report.build import explorer_command
+    from interviewsim_core.report.explorer import explorer_command
     from interviewsim_view.urls import explorer_url, report
 
     return {

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from urllib.parse import quote, urlencode
 
-from interviewsim_core.report.build import explorer_command
+from interviewsim_core.report.explorer import explorer_command
 
 __all__ = ["explorer_command", "explorer_url", "leaderboard", "question", "rows", "personality", "personality_index", "premise",
            "prompt", "disagree", "labels", "report", "curation", "curation_transcript", "DAGSTER_UI"]

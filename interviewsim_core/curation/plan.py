@@ -27,7 +27,7 @@ from pathlib import Path
 from ..contracts import REGISTRY
 from ..errors import ContractParseError
 from ..llm.types import CallRequest, CallResult, ModelConfig
-from ..plan import PlanLine, RunPlan, plan_line
+from ..planning.lines import PlanLine, RunPlan, plan_line
 from ..pipeline.calls import run_calls
 from .run import STEPS, curate_with
 

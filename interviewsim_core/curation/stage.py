@@ -9,16 +9,14 @@ free and a planned curation counts its cache hits) and the output folder (``corp
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from ..llm.types import ModelConfig
 
 if TYPE_CHECKING:
     from ..pipeline.config import EvalConfig
-    from ..plan import RunPlan
 
-__all__ = ["curates", "curation_model", "plan_curation_of"]
+__all__ = ["curates", "curation_model"]
 
 
 def curates(cfg: EvalConfig) -> bool:
@@ -29,20 +27,3 @@ def curates(cfg: EvalConfig) -> bool:
 def curation_model(cfg: EvalConfig) -> ModelConfig:
     """The model of the curation's four model steps: the builder (it also builds the evaluation's references)."""
     return cfg.resolve(cfg.builder)
-
-
-def plan_curation_of(cfg: EvalConfig, personalities: list[str] | None = None,
-                     steps: Collection[str] | None = None) -> RunPlan:
-    """What the graph's curation of ``personalities`` (default: the manifest's) will call, before any call
-    (``curation/plan.py``); ``steps``: only the lines of these curation assets (a run of some of them)."""
-    from ..pipeline.steps import STEPS
-    from ..plan import RunPlan
-    from .plan import plan_curation
-    from .run import STEPS as CONTRACT_OF
-
-    planned = plan_curation(cfg.transcripts, cfg.manifest, curation_model(cfg), cfg.effective_cache_path,
-                            personalities)
-    if steps is None:
-        return planned
-    contracts = {c for s in STEPS if s.curation and s.name in steps and s.calls_models for c in s.contracts}
-    return RunPlan(lines=tuple(line for line in planned.lines if CONTRACT_OF.get(line.step) in contracts))

@@ -34,10 +34,10 @@ import uuid
 import weakref
 import zlib
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Protocol, Sequence
 
 from ..processes import HOST
-from .cache import Cache, CachedEntry
+from .cached_entry import CachedEntry
 from .wire import WireText, json_literal
 
 __all__ = ["AnswerJournal", "journal_paths", "read_journal", "replay"]
@@ -89,7 +89,16 @@ def read_journal(data: bytes) -> Iterator[tuple[str, CachedEntry]]:
         yield d["key"], entry
 
 
-def replay(cache: Cache) -> int:
+class AnswerStore(Protocol):
+    """What ``replay`` needs of a cache: its file and a way to store answers. Named here, not imported from
+    ``cache.py``: the cache calls ``replay`` when it opens, so the journal knows none of its callers."""
+
+    path: Path | None
+
+    def put_many(self, items: Sequence[tuple[str, CachedEntry]]) -> None: ...
+
+
+def replay(cache: AnswerStore) -> int:
     """Store the answers of the journals left beside ``cache`` by processes that are gone; returns
     how many. Best effort: a journal that cannot be read or stored now stays for the next opening."""
     if cache.path is None:

@@ -38,7 +38,7 @@ import threading
 import time
 import uuid
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -46,6 +46,8 @@ import numpy as np
 
 from ..processes import HOST as _HOST
 from ..processes import owner_gone as _dead
+from .answer_journal import replay
+from .cached_entry import CachedEntry
 from .prompt_store import COMPACT_AFTER, PROMPT_TABLES, compact, decode_messages, encode_messages, pack_raw, unpack_raw
 from .types import CallRequest, ModelConfig, canonical_json, scalar_json
 from .wire import WireText
@@ -275,22 +277,6 @@ def _add_cached_tokens_column(conn: sqlite3.Connection) -> None:
             raise
 
 
-@dataclass(frozen=True)
-class CachedEntry:
-    """One stored model output: the raw text plus what it cost and the prompt it answered (for audit)."""
-
-    raw: str
-    messages: tuple[dict[str, str], ...] = ()
-    model: str = ""
-    contract: str = ""
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    created: float = field(default_factory=time.time)
-    cached_prompt_tokens: int = 0
-    """Of ``prompt_tokens``, those the provider served from its prefix cache."""
-
-
 @dataclass
 class CacheStats:
     hits: int = 0
@@ -431,8 +417,6 @@ class SqliteCache(Cache):
         with self._lock:
             self._connection()
         _make_reserve(self.path)
-        from .answer_journal import replay  # noqa: PLC0415 - answer_journal imports this module
-
         replay(self)  # answers a killed process had received but not committed (answer_journal.py)
 
     def _connection(self) -> sqlite3.Connection:

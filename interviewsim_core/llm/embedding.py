@@ -20,20 +20,37 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-from typing import TYPE_CHECKING, Any, Sequence
+import logging
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 import numpy as np
 
 from ..errors import GatewayError
-from .cache import CacheWriteError, NullCache, embedding_key
+from .cache import Cache, CacheWriteError, NullCache, embedding_key
 from .retry import ProviderHTTPError, retry_after_of, retrying, should_retry
 from .transport import _DIRECT_PREFIXES, _client, _direct_key, cost_of, litellm_module, loop_state
 
 if TYPE_CHECKING:
-    from .gateway import Gateway
     from .types import ModelConfig
 
 __all__ = ["EmbeddingError", "embedding_identity", "aembed"]
+
+
+class GatewayPolicy(Protocol):
+    """What the embedding path uses of the gateway that calls it (``Gateway.embed``): its cache, ledger,
+    logger, per-endpoint bounds and redaction. Named here, not imported: the gateway imports this module,
+    so this one knows the gateway only by what it is handed."""
+
+    cache: Cache
+    cache_error: CacheWriteError | None
+    log: logging.Logger
+    _ledger: Any
+
+    def _semaphore(self, model: ModelConfig) -> asyncio.Semaphore: ...
+
+    def _redact(self, text: str, model: ModelConfig | None) -> str: ...
+
+    async def _cache_io(self, fn: Callable[..., Any], *args: Any) -> Any: ...
 
 
 class EmbeddingError(GatewayError):
@@ -100,7 +117,7 @@ async def _post(model: ModelConfig, batch: list[str]) -> dict[str, Any]:
         raise ProviderHTTPError(f"unreadable response from {model.model}: {exc}", status_code=502) from None
 
 
-async def _send(gw: Gateway, model: ModelConfig, batch: list[str]) -> list[np.ndarray]:
+async def _send(gw: GatewayPolicy, model: ModelConfig, batch: list[str]) -> list[np.ndarray]:
     """One embedding request with the model's retry policy, inside its concurrency bound."""
     direct = _direct(model)
     kwargs: dict[str, Any] = {"timeout": model.timeout_s, **model.extra_params}
@@ -154,7 +171,7 @@ def _batch_key(model: ModelConfig, keys: Sequence[str]) -> str:
     return "embedding-batch:" + hashlib.sha256(repr((model.model, model.api_base, list(keys))).encode()).hexdigest()
 
 
-async def _claim(gw: Gateway, model: ModelConfig, lease_key: str, keys: list[str], ttl: float
+async def _claim(gw: GatewayPolicy, model: ModelConfig, lease_key: str, keys: list[str], ttl: float
                  ) -> dict[str, np.ndarray] | None:
     """None when the lease is ours (we send); the vectors when another process stored them meanwhile."""
     cache = gw.cache
@@ -178,7 +195,7 @@ async def _claim(gw: Gateway, model: ModelConfig, lease_key: str, keys: list[str
             return found
 
 
-async def aembed(gw: Gateway, model: ModelConfig, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
+async def aembed(gw: GatewayPolicy, model: ModelConfig, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
     """One L2-normalised float32 row per text; texts in the cache (or being embedded by another
     process holding the lease) are not sent again, duplicates are sent once.
 

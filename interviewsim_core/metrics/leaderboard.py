@@ -26,7 +26,7 @@ import pandas as pd
 
 from .registry import JUDGED_METRICS, MCQ_METRICS, METRICS, Family, Metric, cells_column, count_column, items_column
 from .normalised import NORMALISED_FIELDS, attach, is_calibration
-from .scores import CI_N_RESAMPLES, macro_interval
+from .scores import CI_N_RESAMPLES, macro_interval, mcq_rows
 
 __all__ = [
     "DEFAULT_COVERAGE_THRESHOLD",
@@ -35,7 +35,6 @@ __all__ = [
     "VIEWS",
     "leaderboard",
     "mark_best",
-    "mcq_rows",
     "empty_reason",
     "paired_values",
 ]
@@ -57,13 +56,6 @@ LEADERBOARD_FIELDS: tuple[tuple[str, str], ...] = (
 null for the judge-independent MCQ metrics)."""
 
 LEADERBOARD_COLUMNS: list[str] = [n for n, _ in LEADERBOARD_FIELDS]
-
-
-def mcq_rows(method_scores: pd.DataFrame) -> pd.DataFrame:
-    """One ``method_scores`` row per (personality, method): MCQ columns repeat on every judge's row."""
-    if method_scores.empty:
-        return method_scores
-    return method_scores.sort_values("judge", kind="stable").drop_duplicates(["personality_id", "method"])
 
 
 NO_ITEM = "without an item (their atomic item invalid or failed)"

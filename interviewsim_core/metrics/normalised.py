@@ -25,6 +25,7 @@ import pandas as pd
 
 from ..strategies.calibration import CALIBRATION_METHODS, FLOORS, REFERENCE
 from .registry import JUDGED_METRICS, MCQ_METRICS, Metric
+from .scores import mcq_rows
 from .statistics import bootstrap_statistic
 
 NORMALISED_FIELDS: tuple[tuple[str, str], ...] = (
@@ -74,8 +75,6 @@ def normalised_rows(method_scores: pd.DataFrame, methods: Sequence[str], *, floo
     ``method_scores``: one row per (personality, method, judge) as the pipeline writes it. MCQ
     metrics are judge-independent (``judge`` None), as in the leaderboard.
     """
-    from .leaderboard import mcq_rows
-
     rows = []
     judges = sorted(method_scores["judge"].astype(str).unique()) if not method_scores.empty else []
     groups: list[tuple[Metric, str | None, pd.DataFrame]] = [

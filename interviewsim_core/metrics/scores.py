@@ -34,6 +34,7 @@ __all__ = [
     "trait_levels",
     "ps_alignment",
     "personality_scores",
+    "mcq_rows",
 ]
 
 OK = "ok"
@@ -369,6 +370,16 @@ def personality_scores(
 
 
 _KINDS = dict(METHOD_SCORE_FIELDS)
+
+
+def mcq_rows(method_scores: pd.DataFrame) -> pd.DataFrame:
+    """One ``method_scores`` row per (personality, method): MCQ columns repeat on every judge's row.
+
+    Beside the table it reads, so the leaderboard and the normalised scores it attaches
+    (``normalised.py``) both take it from below instead of one importing the other."""
+    if method_scores.empty:
+        return method_scores
+    return method_scores.sort_values("judge", kind="stable").drop_duplicates(["personality_id", "method"])
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:

@@ -95,6 +95,6 @@ def respond(messages: Sequence[Mapping[str, Any]], contract: str) -> str:
 
 __all__ = ["respond", "respond_result", "responders", "prompt_text", "UnrecognisedPromptError"]
 
-from . import provider as _provider  # noqa: E402 - registers the gateway plugin; needs respond above
+from . import provider as _provider  # noqa: E402 - registers the gateway plugin with respond above
 
-_provider.install()
+_provider.install(respond)

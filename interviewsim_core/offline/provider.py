@@ -3,8 +3,8 @@
 Registering it with litellm (rather than short-circuiting in the gateway) means the demo, the
 tests and CI run the very code path a paid provider runs: litellm's dispatch, our retry
 classifier on litellm's own exception types, the cache, the cost ledger. The answers come from
-``interviewsim_core.offline.respond(messages, contract)`` (a deterministic smoke-test baseline, not
-a judge of quality). Token usage is a whitespace count and cost is 0.
+``interviewsim_core.offline.respond(messages, contract)``, handed over by ``install`` (a deterministic
+smoke-test baseline, not a judge of quality). Token usage is a whitespace count and cost is 0.
 
 The gateway hands this plugin a ``RequestContext`` per attempt (``llm/providers.py``); it travels
 in litellm's ``metadata``: the contract name (which responder answers), the retry attempt and the
@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 from ..llm.faults import MALFORMED_TEXT, FaultSpec, draw_fault
 from ..llm.providers import ProviderPlugin, RequestContext, register_plugin
 
-__all__ = ["PROVIDER", "register", "default_responder", "get_handler", "install", "metadata",
+__all__ = ["PROVIDER", "register", "get_handler", "install", "metadata",
            "FAULT_KEY", "ATTEMPT_KEY", "CONTRACT_KEY"]
 
 PROVIDER = "offline"
@@ -31,13 +31,8 @@ CONTRACT_KEY = "interviewsim_contract"
 
 _lock = threading.Lock()
 _handler: Any = None
-
-
-def default_responder(messages: Sequence[dict[str, Any]], contract: str) -> str:
-    """The product's offline answers: the responder registered for ``contract``."""
-    from . import respond  # noqa: PLC0415 - the package imports this module first
-
-    return respond(list(messages), contract)
+_responder: Callable[[Sequence[dict[str, Any]], str], str] | None = None
+"""The product's offline answers (the package's ``respond``), handed over by ``install``."""
 
 
 def metadata(ctx: RequestContext) -> dict[str, Any]:
@@ -63,7 +58,7 @@ def _build_handler_class() -> type:
 
         def __init__(self) -> None:
             super().__init__()
-            self.responder: Callable[[Sequence[dict[str, Any]], str], str] = default_responder
+            self.responder: Callable[[Sequence[dict[str, Any]], str], str] = _responder
 
         def _answer(self, model: str, messages: list, model_response: Any, litellm_params: Any) -> Any:
             meta = (litellm_params or {}).get("metadata") or {}
@@ -145,6 +140,11 @@ def get_handler() -> Any:
     return register()
 
 
-def install() -> None:
-    """Register this provider as the gateway's plugin for ``offline/`` models (at package import)."""
+def install(responder: Callable[[Sequence[dict[str, Any]], str], str]) -> None:
+    """Register this provider as the gateway's plugin for ``offline/`` models, answering with ``responder``.
+
+    The package calls it at import with its ``respond``: this module is imported by the package, so it is
+    handed the answers rather than importing them back up."""
+    global _responder
+    _responder = responder
     register_plugin(ProviderPlugin(prefix=PROVIDER, setup=register, metadata=metadata))

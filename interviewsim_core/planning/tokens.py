@@ -1,4 +1,5 @@
-"""Prompt tokens per planned call, and whether the count is the model's own tokenizer's.
+"""Prompt tokens per planned call, and whether the count is the model's own tokenizer's; the expected
+completion tokens of a call (``completion_tokens``: the contract's reply size, the person's answer size).
 
 Counted per line and memoised by the line's text: a personality's context (its profile, its
 training examples) repeats line for line in every prompt of a method and across methods, so a
@@ -103,3 +104,48 @@ class PromptTokens:
                 c = memo[line] = counter(line)
             n += c
         return n
+
+
+EXPECTED_COMPLETION_TOKENS: dict[str, int] = {
+    "content_similarity": 90,
+    "factual_consistency": 90,
+    "personality": 70,
+    "fact_summary": 600,
+    "atomic_item": 50,
+    "mcq_generation": 160,
+    "mcq_answering": 8,
+    "premise_pass1": 180,
+    "premise_pass2": 320,
+}
+"""Expected reply size per contract, in tokens, from the output shapes seed 000/002 ask for (a JSON
+object with a one- or two-sentence explanation; a fact summary of a few hundred words; one label
+per MCQ item, ``mcq_answering`` is per item). Generation is not listed: its size is the person's, their
+mean training answer (``mean_answer_tokens``)."""
+
+
+TOKENS_PER_WORD = 1.35
+"""English prose in GPT-family tokenizers; used only where no tokenizer applies (answer-size estimates)."""
+
+
+def mean_answer_tokens(split) -> int:
+    """Expected size of a generated answer for one person: their mean *training* answer length.
+
+    Training answers only: the held-out ones are the test set and stay out of everything but the
+    judges' prompts, estimates included.
+    """
+    words = [len(p.response.split()) for p in split.train_pairs]
+    return max(1, int(sum(words) / max(1, len(words)) * TOKENS_PER_WORD))
+
+
+def completion_tokens(req: CallRequest, person_tokens: int) -> int:
+    """Expected reply tokens of one call: the contract's size, per item for MCQ, the person's for generation."""
+    expected = EXPECTED_COMPLETION_TOKENS.get(req.contract)
+    if req.contract == "mcq_answering":
+        from ..contracts.mcq_answering import QUESTIONS_OPEN
+
+        block = req.messages[-1]["content"].rpartition(QUESTIONS_OPEN)[2]
+        n_items = sum(1 for line in block.splitlines() if line.startswith("Q") and line[1:2].isdigit())
+        return max(1, n_items) * (expected or 8)
+    if expected is not None:
+        return expected
+    return max(1, person_tokens)

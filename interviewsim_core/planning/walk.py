@@ -25,7 +25,7 @@ from ..llm.types import CallRequest, CallResult, ModelConfig
 from ..pipeline.calls import PlannedCall, failed_result
 from ..pipeline.steps import Cell, Partitioning, Step, StepEnv, inputs_for, steps_for
 from .answers import offline_answer, result_of, synthetic_generation
-from .tokens import PromptTokens
+from .tokens import TOKENS_PER_WORD, PromptTokens, completion_tokens, mean_answer_tokens
 
 Observer = Callable[[str, str, Sequence[dict], int], None]
 """Called per call to send: (model name, step, messages, prompt tokens); ``bench_cost`` meters prefixes with it."""
@@ -95,8 +95,6 @@ class Walker:
 
     def __init__(self, config, env: StepEnv, cache: Cache | None, steps: Sequence[Step], counted: set[str],
                  observer: Observer | None = None):
-        from ..plan import completion_tokens
-
         self.config, self.env, self.cache, self.steps, self.counted = config, env, cache, steps, counted
         self.assembled = assembled_steps(steps)
         self.observer = observer
@@ -114,8 +112,6 @@ class Walker:
     def walk(self, personality: str | None, methods: Sequence[str], count_p: bool, count_pxm: bool) -> None:
         """Plan ``personality``'s P steps (counted if ``count_p``) and its P x M steps for ``methods``
         (counted if ``count_pxm``); ``None``: the unpartitioned model steps."""
-        from ..plan import mean_answer_tokens, TOKENS_PER_WORD
-
         if personality is not None:
             split = self.env.split(personality)
             self._answer_tokens = mean_answer_tokens(split)

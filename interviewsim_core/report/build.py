@@ -44,18 +44,6 @@ class ReportPaths:
     json: Path
 
 
-def explorer_command(data_root: str | None) -> str:
-    """The shell command that opens the results explorer (``interviewsim view``) on this data root.
-
-    Spelled in core because the report (which must not import the web application) prints it;
-    ``interviewsim_view.urls`` re-exports it for the CLI and Dagster metadata. Here, not in ``html``:
-    a stage run's metadata names it, and importing ``html`` imports jinja2 and matplotlib (about 1 s of
-    ``interviewsim run``'s CPU beside the calls, for one line of text)."""
-    import shlex
-
-    return f"interviewsim view --data-root {shlex.quote(str(data_root)) if data_root else 'DATA_ROOT'}"
-
-
 def _not_run(key: str, title: str, note: str) -> Section:
     return Section(key, title, "not_run", note)
 

@@ -14,7 +14,7 @@ import jinja2
 import pandas as pd
 
 from . import plots
-from .build import explorer_command
+from .explorer import explorer_command
 from .catalog import JUDGED_METRICS, MCQ_METRICS, fmt, is_missing, order_methods
 from .leaderboard import cell_text, view_rows
 from .model import ReportData, jsonable

@@ -12,7 +12,8 @@ import html
 
 import pandas as pd
 
-from ..metrics.leaderboard import LEADERBOARD_COLUMNS, leaderboard, mark_best, mcq_rows
+from ..metrics.leaderboard import LEADERBOARD_COLUMNS, leaderboard, mark_best
+from ..metrics.scores import mcq_rows
 from .catalog import JUDGED_METRICS, MCQ_METRICS, Metric, fmt, is_missing, order_methods
 
 __all__ = ["LEADERBOARD_COLUMNS", "leaderboard", "mark_best", "mcq_rows", "view_rows", "coverage_table",

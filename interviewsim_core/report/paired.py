@@ -11,7 +11,8 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
-from ..metrics.leaderboard import mcq_rows, paired_values
+from ..metrics.leaderboard import paired_values
+from ..metrics.scores import mcq_rows
 from ..metrics.statistics import paired_permutation_test
 from .catalog import JUDGED_METRICS, MCQ_METRICS, Metric, metric, order_methods
 
