@@ -54,9 +54,9 @@ def test_a_dagster_run_of_another_configuration_fails_with_the_one_line_alone(tm
     assert failures[0].event_specific_data is None or failures[0].event_specific_data.error is None  # no stack trace
     assert not (tmp_path / "data" / "heldout_split").exists()
     # The automation would only launch refused runs: it evaluates nothing and its description says why.
-    sensor = defs.get_sensor_def(AUTOMATION_SENSOR)
+    sensor = defs.resolve_sensor_def(AUTOMATION_SENSOR)
     assert "holds a study of another configuration" not in sensor.description  # a judge change: the re-score's way
     builder = make_config(tmp_path / "corpus", tmp_path / "data", methods="simple", judges="openai/fake-judge",
                           builder="openai/fake-builder")
-    sensor = build_definitions(builder).get_sensor_def(AUTOMATION_SENSOR)
+    sensor = build_definitions(builder).resolve_sensor_def(AUTOMATION_SENSOR)
     assert "NOT EVALUATING ANY ASSET" in sensor.description and "builder" in sensor.description
