@@ -60,7 +60,7 @@ def _materialise_curation(cfg, personalities, tags: dict[str, str], force: bool,
     import dagster as dg
 
     from interviewsim_core.errors import ConfigError
-    from interviewsim_core.pipeline.data_root_claims import claim, config_identity
+    from interviewsim_core.pipeline.study import StudyMismatch, writing
     from interviewsim_core.pipeline.steps import CURATION_STEPS
     from interviewsim_dagster.defs.corpus.partitions import PERSONALITY
     from interviewsim_dagster.definitions import build_definitions
@@ -79,7 +79,9 @@ def _materialise_curation(cfg, personalities, tags: dict[str, str], force: bool,
     defs = build_definitions(cfg)
     with dg.DagsterInstance.get() as instance, contextlib.ExitStack() as held:
         try:
-            held.enter_context(claim(cfg.data_root, config_identity(cfg), f"`interviewsim run` (pid {os.getpid()})"))
+            held.enter_context(writing(cfg, None, f"`interviewsim run` (pid {os.getpid()})"))
+        except StudyMismatch as exc:
+            _fail(str(exc))
         except ConfigError as exc:
             _fail(f"not started: {exc}", outcome.EXIT_ENVIRONMENT)
         known = set(instance.get_dynamic_partitions(PERSONALITY))

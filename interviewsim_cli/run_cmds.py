@@ -205,13 +205,15 @@ def _materialise(cfg, personalities, methods, assets, verbose: bool, force: bool
     _check_human_labels(cfg)
     from interviewsim_core.errors import ConfigError
     from interviewsim_core.pipeline import worker
-    from interviewsim_core.pipeline.data_root_claims import claim, config_identity
+    from interviewsim_core.pipeline.study import StudyMismatch, writing
 
     with contextlib.ExitStack() as held:
-        try:  # two configurations never write one data root interleaved (data_root_claims says why)
-            if held.enter_context(claim(cfg.data_root, config_identity(cfg), f"`interviewsim run` (pid {os.getpid()})")):
+        try:  # two configurations never write one data root, at once or in turn (data_root_claims, study)
+            if held.enter_context(writing(cfg, methods, f"`interviewsim run` (pid {os.getpid()})")):
                 typer.echo(f"data root {cfg.data_root} is claimed by this run: runs of another configuration, the UI's "
                            "automation included, refuse to start while this run writes it")
+        except StudyMismatch as exc:
+            _fail(str(exc), outcome.EXIT_USAGE)
         except ConfigError as exc:
             _fail(f"not started: {exc}", outcome.EXIT_ENVIRONMENT)
         if not in_process:

@@ -22,10 +22,12 @@ from interviewsim_core.pipeline.config import EvalConfig, check_retrieval_embedd
 from interviewsim_core.pipeline.config_files import last_run_note
 from interviewsim_core.pipeline.data_root_claims import config_identity
 from interviewsim_core.pipeline.steps import steps_for
+from interviewsim_core.pipeline.study import mismatch, study_of
 
 from .assets_support import CONFIG, CORPUS, LLM
 from .defs.corpus.sensors import personality_registration
 from .defs.cost.plan import build_plan_asset
+from .defs.evaluate.automation import AUTOMATION_SENSOR
 from .defs.evaluate.checks import build_invalid_rate_check
 from .defs.simulate.checks import build_checks as build_generation_checks
 from .defs.simulate.checks import build_mcq_checks
@@ -34,8 +36,6 @@ from .factory import build_step_assets, stages
 from .io_managers import ParquetIOManager
 from .launch import JOB_DESCRIPTIONS
 from .resources import CorpusResource, EvalConfigResource, GatewayResource
-
-AUTOMATION_SENSOR = "interviewsim_automation"
 
 EXECUTOR = dg.in_process_executor
 """Every step of a run in the run's own process. Dagster's default (multiprocess) starts a Python per
@@ -50,7 +50,8 @@ def build_resources(cfg: EvalConfig) -> dict[str, object]:
         CONFIG: EvalConfigResource.from_config(cfg),
         CORPUS: CorpusResource(path=str(cfg.corpus)),
         LLM: GatewayResource(cache_path=str(cfg.effective_cache_path), cache_url=cfg.cache_url),
-        "io_manager": ParquetIOManager(data_root=str(cfg.data_root), config_id=config_identity(cfg)),
+        "io_manager": ParquetIOManager(data_root=str(cfg.data_root), config_id=config_identity(cfg),
+                                       study=study_of(cfg).model_dump_json()),
     }
 
 
@@ -66,6 +67,9 @@ def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = 
     """
     check_retrieval_embedder(cfg, run_methods)
     note = last_run_note(cfg)  # a CLI run with another config: said on the Automation page, not applied
+    # A configuration the data root's study refuses (other than a judge change, which the automation re-scores)
+    # would have every run the sensor launches refused: the sensor then targets nothing and says why.
+    refused = mismatch(cfg.data_root, study_of(cfg), rescore=True)
     assets = build_step_assets(cfg, pools=pools)
     targets = {k.path[-1]: AssetTarget(k, a.specs_by_key[k].partitions_def) for a in assets for k in a.keys}
     checks = [
@@ -86,13 +90,16 @@ def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = 
             personality_registration,
             dg.AutomationConditionSensorDefinition(
                 AUTOMATION_SENSOR,
-                target=dg.AssetSelection.all(),
+                target=dg.AssetSelection.all() if refused is None else dg.AssetSelection.assets(),
                 default_status=dg.DefaultSensorStatus.RUNNING,
                 minimum_interval_seconds=cfg.automation_interval_s,
                 description="Evaluates every asset's automation condition: new personalities, judge changes. "
-                "While a run of another configuration (an `interviewsim run` with other settings) writes the data "
-                "root, the runs this sensor launches refuse to start, naming that run on their run page."
-                + (f" NOTE: {note}" if note else ""),
+                "A run of a configuration other than the data root's study (study.json) is refused, except the "
+                "re-score this sensor launches after a judge change. While a run of another configuration (an "
+                "`interviewsim run` with other settings) writes the data root, the runs this sensor launches refuse "
+                "to start, naming that run on their run page."
+                + (f" NOTE: {note}" if note else "")
+                + (f" NOT EVALUATING ANY ASSET: {refused}" if refused else ""),
             ),
         ],
         resources=build_resources(cfg),

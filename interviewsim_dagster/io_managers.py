@@ -20,18 +20,23 @@ written once for one partition or many.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 import dagster as dg
 import pandas as pd
 
 from interviewsim_core.dataroot import as_root, exists
+from interviewsim_core.errors import ConfigError
 from interviewsim_core.pipeline.data_root_claims import claim
+from interviewsim_core.pipeline.steps import BY_NAME, Trigger
 from interviewsim_core.pipeline.storage import partition_path as _core_path
 from interviewsim_core.pipeline.storage import read_frame, write_frame
+from interviewsim_core.pipeline.study import Study, enter
 
 from .defs.corpus.partitions import dims_of
+from .defs.evaluate.automation import AUTOMATION_SENSOR
 
 ALLOW_MISSING = "interviewsim/allow_missing_partitions"
 """AssetIn metadata flag: load only the upstream partitions that exist (methods not run yet must not
@@ -84,12 +89,22 @@ class ParquetIOManager(dg.ConfigurableIOManager):
     start, before any step, while a writer of another configuration (an ``interviewsim run`` with other flags)
     holds one: two configurations never interleave their writes. Empty (tests building definitions by hand): no claim."""
 
+    study: str = ""
+    """The study this configuration writes (``study.study_of``, as JSON). Each run enters it at resource set-up
+    (``study.enter``): a run of another configuration than the data root's study is refused. Empty: not checked."""
+
     @contextmanager
     def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator["ParquetIOManager"]:
         if not self.config_id:
             yield self
             return
-        with claim(self.data_root, self.config_id, f"Dagster run {context.run_id}"):
+        with ExitStack() as held:
+            try:
+                held.enter_context(claim(self.data_root, self.config_id, f"Dagster run {context.run_id}"))
+                if self.study:
+                    enter(self.data_root, Study.model_validate_json(self.study), rescore=is_rescore(context.dagster_run))
+            except ConfigError as exc:  # another configuration writes the data root now, or wrote its study
+                refuse_run(context, str(exc))
             yield self
 
     def _path(self, context: dg.OutputContext | dg.InputContext, key: str | None) -> Path:
@@ -144,3 +159,29 @@ def _frames_by_key(asset: str, keys: list[str], obj: object) -> Mapping[str, pd.
     if absent:
         raise KeyError(f"{asset}: no output for partition(s) {absent}")
     return obj
+
+
+def is_rescore(run) -> bool:
+    """A run the automation sensor launched that re-makes judgments: the re-score of every judged partition after a
+    judge change in the UI's configuration (``automation.rescore_on_judge_change``), the one writer allowed to
+    change a study's judges (``study.enter``)."""
+    if run is None or run.tags.get("dagster/sensor_name") != AUTOMATION_SENSOR:
+        return False
+    selected = {k.path[-1] for k in run.asset_selection or ()}
+    return any(BY_NAME[a].trigger is Trigger.JUDGE_CHANGE and BY_NAME[a].calls_models
+               for a in selected if a in BY_NAME)
+
+
+def refuse_run(context: dg.InitResourceContext, message: str) -> NoReturn:
+    """End the run before any step with ``message`` as its failure, and nothing else.
+
+    A refusal raised from a resource reached the run page as Dagster's ``DagsterResourceFunctionError ...
+    io_manager`` with the message as its cause between two stack traces (issue 45). So the run is reported
+    failed here with the message alone, and ended the way Dagster ends an interrupted run that has already
+    failed: one engine event, no second failure."""
+    from dagster._core.errors import DagsterExecutionInterruptedError
+
+    if context.dagster_run is None or context.instance is None:  # resources built outside a run: nothing to report
+        raise ConfigError(message)
+    context.instance.report_run_failed(context.dagster_run, message=message)
+    raise DagsterExecutionInterruptedError(message)

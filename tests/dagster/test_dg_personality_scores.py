@@ -8,9 +8,10 @@ import pytest
 from dg_helpers import PEOPLE, make_config, write_person
 
 from interviewsim_core.pipeline.storage import partition_path, read_frame
+from interviewsim_core.pipeline.study import mismatch, study_of
 from interviewsim_core.pipeline.tables import schema_of
 from interviewsim_dagster import launch
-from interviewsim_dagster.definitions import build_definitions
+from interviewsim_dagster.definitions import AUTOMATION_SENSOR, build_definitions
 
 RUN, NOT_RUN = "simple", "chrono-100"
 
@@ -82,8 +83,10 @@ def test_rescore_on_a_partial_corpus_reaches_personality_scores_and_the_leaderbo
     # A re-score of one cell after a judge change (what the automation launches), then the next tick.
     defs2 = build_definitions(_judge_changed(cfg))
     spec = launch.plan_runs(defs2, instance, cfg.methods, personalities=["TINY_ALDER"], methods=[RUN],
-                            selection="method_scores")
-    assert all(o.success for o in launch.execute(defs2, instance, spec, progress=lambda _m: None))
+                            selection="content_similarity,method_scores")
+    # Tagged as the sensor's: the re-score is the one writer a study lets change its judges (``study.enter``).
+    assert all(o.success for o in launch.execute(defs2, instance, spec, progress=lambda _m: None,
+                                                 tags={"dagster/sensor_name": AUTOMATION_SENSOR}))
     second = dg.evaluate_automation_conditions(defs=defs2, instance=instance, cursor=unchanged.cursor)
     assert second.get_num_requested(dg.AssetKey("personality_scores")) == 1  # TINY_ALDER only
     assert second.get_num_requested(dg.AssetKey("leaderboard")) == 1
@@ -96,6 +99,8 @@ def test_rescore_on_a_partial_corpus_reaches_personality_scores_and_the_leaderbo
 
 def test_gains_a_method_once_it_has_run(partial):
     cfg, defs, instance = partial["cfg"], partial["defs"], partial["instance"]
+    if mismatch(cfg.data_root, study_of(cfg)) is not None:  # the re-score above made the changed judge the study's
+        defs = build_definitions(_judge_changed(cfg))
     specs = launch.plan_runs(defs, instance, cfg.methods, personalities=["TINY_ALDER"], methods=[NOT_RUN])
     assert all(o.success for o in launch.execute(defs, instance, specs, progress=lambda _m: None))
     df = read_frame(partition_path(cfg.data_root, "personality_scores", "TINY_ALDER"))

@@ -171,7 +171,11 @@ def test_premise_partitions_show_the_attribution_split_first(small_run):
     assert "pass_rate" in meta and "label_clusters" in meta
 
 
-def test_report_follows_a_changed_leaderboard_not_a_rewritten_one(small_run):
+def test_report_follows_a_changed_leaderboard_not_a_rewritten_one(small_run, tmp_path):
+    import shutil
+
+    from interviewsim_core.pipeline.study import STUDY_FILE
+
     defs, instance, cfg = small_run["defs"], small_run["instance"], small_run["cfg"]
     first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
     assert first.get_num_requested(dg.AssetKey("report")) == 0
@@ -180,7 +184,12 @@ def test_report_follows_a_changed_leaderboard_not_a_rewritten_one(small_run):
     same = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
     assert same.get_num_requested(dg.AssetKey("report")) == 0  # identical content: nothing to redo
     # A judge change gives the leaderboard a new version (its rows are per judge): the report follows.
-    cfg2 = cfg.model_copy(update={"judges": tuple(j.model_copy(update={"seed": 7}) for j in cfg.effective_judges)})
+    # On a copy of the tables without their study record: a leaderboard re-made with another judge over the
+    # old judgments is what a data root's study refuses (test_dg_study), and the module's data root stays as it was.
+    root = tmp_path / "data"
+    shutil.copytree(cfg.data_root, root, ignore=shutil.ignore_patterns(STUDY_FILE))
+    cfg2 = cfg.model_copy(update={"judges": tuple(j.model_copy(update={"seed": 7}) for j in cfg.effective_judges),
+                                  "data_root": root})
     defs2 = build_definitions(cfg2)
     specs = launch.plan_runs(defs2, instance, cfg2.methods, selection="leaderboard")
     assert all(o.success for o in launch.execute(defs2, instance, specs, progress=lambda _m: None))

@@ -9,7 +9,7 @@ from dg_helpers import make_config, run_everything
 from interviewsim_core.llm.types import ModelConfig
 from interviewsim_core.pipeline.storage import partition_path
 from interviewsim_dagster import launch, resources
-from interviewsim_dagster.definitions import build_definitions
+from interviewsim_dagster.definitions import AUTOMATION_SENSOR, build_definitions
 
 JUDGMENT_ASSETS = {"reference_personality", "content_similarity", "factual_consistency", "generated_personality"}
 AGGREGATES = {"method_scores", "personality_scores", "leaderboard"}
@@ -90,7 +90,10 @@ def test_rescore_requests_only_judgments_and_makes_no_generation_calls(judged_tw
     monkeypatch.setattr(resources, "_gateway_for", recording)
     selection = ",".join(sorted(requested | {"method_scores", "leaderboard"}))
     specs = launch.plan_runs(defs2, instance, cfg2.methods, selection=selection)
-    assert all(o.success for o in launch.execute(defs2, instance, specs, progress=lambda _m: None))
+    # As the sensor launches them: the one writer a data root's study lets change its judges (``study.enter``).
+    outcomes = launch.execute(defs2, instance, specs, progress=lambda _m: None,
+                              tags={"dagster/sensor_name": AUTOMATION_SENSOR})
+    assert all(o.success for o in outcomes)
 
     calls = [c for r in recorders for c in r.calls]
     assert calls, "the re-score asked no judge at all"

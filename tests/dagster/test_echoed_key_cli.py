@@ -31,11 +31,11 @@ def _files_with(root: Path, needle: bytes) -> list[str]:
     return [str(p) for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
 
-def _run(tmp_path: Path, name: str, config: dict, assets: str | None = None) -> tuple[str, str]:
+def _run(tmp_path: Path, name: str, config: dict, assets: str | None = None, data: str = "data") -> tuple[str, str]:
     """``interviewsim run`` in a subprocess (its own session, waited for by pid: ``ui_harness.run_cli``)."""
     (tmp_path / f"{name}.yaml").write_text(json.dumps(config))
     env = {**os.environ, "OPENAI_API_KEY": KEY, "DAGSTER_HOME": str(tmp_path / "home")}
-    result = run_cli(["run", "--corpus", str(tmp_path / "corpus"), "--data-root", str(tmp_path / "data"),
+    result = run_cli(["run", "--corpus", str(tmp_path / "corpus"), "--data-root", str(tmp_path / data),
                       "--config", str(tmp_path / f"{name}.yaml"), "--personalities", PEOPLE[0], "--yes",
                       *(["--assets", assets] if assets else [])], env=env, cwd=tmp_path, timeout_s=600)
     assert result.left == [], f"processes of the run outlived it: {result.left}"
@@ -64,7 +64,7 @@ def test_echoed_key_is_in_no_artefact_of_a_cli_run(tmp_path):
                                           "judges": [model(ROLES["judge"], label="J")]})
         outputs += _run(tmp_path, "batch", {**common, "methods": ["simple"], "judges": [
             model(ROLES["batch judge"], label="B", batch=True, batch_poll_s=0.1)]},
-            assets="heldout_split,reference_personality")
+            assets="heldout_split,reference_personality", data="data_batch")  # another judge: another study
         log = srv.log
     out = "\n".join(outputs)
     (tmp_path / "output.txt").write_text(out)
@@ -79,10 +79,11 @@ def test_echoed_key_is_in_no_artefact_of_a_cli_run(tmp_path):
     # ... and it is in none of our artefacts.
     assert any((home / "storage").glob("*/compute_logs/*")), "no compute logs to grep"
     assert any((home / "history").rglob("*.db"))
-    leaks = _files_with(data, KEY.encode()) + _files_with(cache.parent, KEY.encode()) + _files_with(home, KEY.encode())
+    roots = (data, tmp_path / "data_batch")
+    leaks = [f for d in (*roots, cache.parent, home) for f in _files_with(d, KEY.encode())]
     assert leaks == []
     assert KEY not in out
-    assert "***" in out or any(b"***" in p.read_bytes() for p in data.rglob("*.parquet"))
+    assert "***" in out or any(b"***" in p.read_bytes() for d in roots for p in d.rglob("*.parquet"))
 
 
 def _model_of(entry: dict) -> str:

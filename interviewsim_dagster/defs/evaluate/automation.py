@@ -28,6 +28,9 @@ import dagster as dg
 
 AC = dg.AutomationCondition
 
+AUTOMATION_SENSOR = "interviewsim_automation"
+"""The sensor evaluating these conditions (``definitions.py``); its runs carry it as ``dagster/sensor_name``."""
+
 IDLE = (~AC.any_deps_in_progress() & ~AC.in_progress()).with_label(
     "nothing upstream or of its own in progress (a backfill until Dagster marks it done)")
 """Why an aggregate is "Not requested" while it shows "Unsynced" during a re-score: it waits for the whole
