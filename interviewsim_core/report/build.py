@@ -521,7 +521,8 @@ def leaderboard_markdown(report_data: ReportData, with_ci: bool = True) -> str:
         parts.append("| method | judge | metric | raw | normalised [95% CI] | floor | ceiling |\n|---|---|---|---|---|---|---|")
         for r in norm.itertuples():
             judge = leaderboard.md_text(r.judge) if isinstance(r.judge, str) and r.judge else "(MCQ)"
-            shown = (f"{r.normalised:.3f} [{r.norm_ci_low:.3f}, {r.norm_ci_high:.3f}]" if not math.isnan(r.normalised)
+            shown = (f"{r.normalised:.3f} [{r.norm_ci_low:.3f}, {r.norm_ci_high:.3f}]"
+                     + (f" ({r.norm_ci_note})" if r.norm_ci_note else "") if not math.isnan(r.normalised)
                      else leaderboard.md_text(r.norm_reason or "undefined"))
             floor = f"{r.norm_floor} {r.floor_value:.3f}" if not math.isnan(r.floor_value) else r.norm_floor or "–"
             ceiling = f"{r.norm_ceiling} {r.ceiling_value:.3f}" if not math.isnan(r.ceiling_value) else r.norm_ceiling or "–"
