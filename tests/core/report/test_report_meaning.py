@@ -25,7 +25,7 @@ CS = {"reference": [5.0] * 6, "copy-nearest": [2.0, 2.5, 1.5, 2.0, 2.5, 2.0], "s
 
 
 @pytest.fixture(scope="module")
-def data():
+def tables() -> dict[str, pd.DataFrame]:
     ms = pd.DataFrame([{"personality_id": p, "method": m, "judge": "j", "cs_mean": CS[m][i],
                         "contradiction_ratio": CR[m][i]} for m in CR for i, p in enumerate(PEOPLE)])
     # One tagged question per personality: the reference never contradicts there, so it is the lowest CR.
@@ -36,10 +36,14 @@ def data():
                         "label": labels[m] if i % 2 == 0 or m == "reference" else "Neutral"}
                        for m in CR for i, p in enumerate(PEOPLE)])
     cs = fc.drop(columns=["label"]).assign(score=3)
-    tables = {"method_scores": ms, "heldout_split": heldout, "factual_consistency": fc, "content_similarity": cs}
+    given = {"method_scores": ms, "heldout_split": heldout, "factual_consistency": fc, "content_similarity": cs}
     # Every column of each table (the sections read model names, explanations...), empty where not given.
-    return build_report(tables={n: pd.concat([empty_frame(n), t], ignore_index=True) for n, t in tables.items()},
-                        seed=0)
+    return {n: pd.concat([empty_frame(n), t], ignore_index=True) for n, t in given.items()}
+
+
+@pytest.fixture(scope="module")
+def data(tables):
+    return build_report(tables=tables, seed=0)
 
 
 def test_a_normalised_score_within_noise_is_undefined_with_both_values(data):
@@ -85,3 +89,16 @@ def test_the_common_view_says_in_one_line_why_it_has_no_normalised_score(data):
     page = render_html(data)
     lb = page[page.find('id="leaderboard"'):]
     assert f"No normalised score in this view: {COMMON_VIEW_NOTE}" in lb[:lb.find("</table>")]
+
+
+def test_the_report_finds_the_categories_the_data_root_holds(tmp_path, tables):
+    """Issue 45, item 4: without --categories, the category breakdown comes from the data root's own
+    curation (qa_tags), as the demo's report had it; before, it said "No categories file given"."""
+    (tmp_path / "qa_tags").mkdir()
+    for i, p in enumerate(PEOPLE):
+        pd.DataFrame([{"personality_id": p, "file": f"{p}/{k}.txt", "category": "Sports" if i < 3 else "Music",
+                       "category_reason": "offline lexicon"} for k in range(2)]).to_parquet(tmp_path / "qa_tags" / f"{p}.parquet")
+    sec = build_report(tmp_path, tables=tables, seed=0).section("category_breakdown")
+    assert sec.status == "ok", sec.note
+    assert set(sec.tables["by_category"]["group"]) == {"Sports", "Music"} and "qa_tags" in sec.note
+    assert build_report(tables=tables, seed=0).section("category_breakdown").status == "not_run"
