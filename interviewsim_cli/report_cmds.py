@@ -79,7 +79,8 @@ def report(
     data_root: Annotated[Path, typer.Option("--data-root", help="Folder the evaluation wrote its Parquet tables to.")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: <data-root>/report).")] = None,
     categories: Annotated[Optional[Path], typer.Option(
-        "--categories", help="Optional CSV with columns personality_id, category (breakdown by category).")] = None,
+        "--categories", help="Optional CSV with columns personality_id, category (breakdown by category); "
+        "default: the categories the data root's curation gave (its qa_tags table), when it has them.")] = None,
     human_labels: Annotated[Optional[Path], typer.Option(
         "--human-labels", help="Optional CSV of human judgments (personality_id, method, qa_id, metric, value; "
         "metrics cs, fc, mcq_item_valid): each judge's agreement with them.")] = None,

@@ -137,7 +137,7 @@ class ActionWorker:
         """End the worker (Ctrl-C, or a stage run failed: nothing more is to be paid for), and wait for it.
 
         A worker that said it ended ``ok`` has made every partition durable and is only exiting (its
-        interpreter's teardown, the cache packing its chunks at exit: 1.5 s after the last call at 6
+        interpreter's teardown, the cache closing at exit: 1.5 s after the last call at 6
         personalities, py-spy): the command is not held for that but goes on to its summary, and
         ``worker.wait_exited`` waits for it before the command exits."""
         proc = self.process

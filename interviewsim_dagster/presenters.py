@@ -90,6 +90,7 @@ def _float(value: object) -> float | None:
 
 def leaderboard_table(board: pd.DataFrame) -> dg.TableMetadataValue:
     """Every row of the leaderboard's headline (``common``) view, as the asset page shows it inline."""
+    from interviewsim_core.metrics.statistics import interval_note
     from interviewsim_core.report.leaderboard import view_rows
 
     records = [dg.TableRecord({
@@ -99,6 +100,7 @@ def leaderboard_table(board: pd.DataFrame) -> dg.TableMetadataValue:
         else "no cells expected",
         "below_threshold": bool(r.below_coverage), "n_personalities": int(r.n_personalities), "best": bool(r.best),
         "empty_reason": r.empty_reason if isinstance(r.empty_reason, str) else "",
+        "ci_note": interval_note(r.value, r.ci_low, r.ci_high),
     }) for r in view_rows(board, "common").itertuples()]
     return dg.MetadataValue.table(records, schema=dg.TableSchema(columns=[
         dg.TableColumn("method", "string"), dg.TableColumn("judge", "string"), dg.TableColumn("metric", "string"),
@@ -109,6 +111,7 @@ def leaderboard_table(board: pd.DataFrame) -> dg.TableMetadataValue:
         dg.TableColumn("below_threshold", "bool", description="under coverage_threshold: flagged, never best"),
         dg.TableColumn("n_personalities", "int"), dg.TableColumn("best", "bool", description="best per judge and metric"),
         dg.TableColumn("empty_reason", "string", description="why the value is empty, when it is"),
+        dg.TableColumn("ci_note", "string", description="why the value sits on its interval's edge, when it does"),
     ]))
 
 

@@ -8,7 +8,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from interviewsim_core.metrics.normalised import COMMON_VIEW_NOTE
 from interviewsim_core.metrics.registry import METRICS
+from interviewsim_core.metrics.statistics import interval_note
 from interviewsim_core.strategies import order_methods
 
 from . import urls
@@ -123,11 +125,15 @@ def leaderboard(store: Store, view: str = "") -> dict[str, Any]:
             r = by.get((method, metric, judge))
             cells.append(None if r is None else {
                 "value": r["value"], "ci_low": r["ci_low"], "ci_high": r["ci_high"], "coverage": r["coverage"],
+                "ci_note": interval_note(r["value"], r["ci_low"], r["ci_high"]),
                 "best": bool(r["best"]), "below": bool(r["below_coverage"]), "empty_reason": r["empty_reason"],
                 "percent": metric != "cs_mean" and not metric.endswith("_reward"),
-                "href": _metric_link(metric, method, judge), **_normalised(r)})
+                "href": _metric_link(metric, method, judge), **(_normalised(r) if view == "all_valid" else {})})
         table.append({"method": method, "cells": cells})
-    return {"view": view, "views": views, "columns": [(labels.get(m, m), j) for m, j in cols], "rows": table}
+    # The other views say once, above the table, why they show no normalised score (not in every cell).
+    norm_note = COMMON_VIEW_NOTE if view != "all_valid" and any("normalised" in r for r in rows) else ""
+    return {"view": view, "views": views, "columns": [(labels.get(m, m), j) for m, j in cols], "rows": table,
+            "norm_note": norm_note}
 
 
 def _normalised(r: dict[str, Any]) -> dict[str, Any]:
@@ -140,6 +146,7 @@ def _normalised(r: dict[str, Any]) -> dict[str, Any]:
     if value is None or value != value:  # NaN: undefined, and the row says why
         return {"norm": None, "norm_reason": r.get("norm_reason") or ""}
     return {"norm": value, "norm_ci": (r["norm_ci_low"], r["norm_ci_high"]),
+            "norm_ci_note": interval_note(value, r["norm_ci_low"], r["norm_ci_high"]),
             "norm_between": f"{r['norm_floor']} {r['floor_value']:.3f} .. {r['norm_ceiling']} {r['ceiling_value']:.3f}"}
 
 

@@ -180,7 +180,7 @@ def load_review(corpus: Path | str) -> ReviewState:
     rows_in = report.get("transcripts") if isinstance(report, dict) else None
     if not isinstance(rows_in, list) or any("quality_kind" not in r for r in rows_in if isinstance(r, dict)):
         raise ConfigError(f"{path}: written by an older curation, without quality control's own verdict: re-run "
-                          f"`interviewsim curate ... --out {folder}` (cached: no model call)")
+                          f"`interviewsim curate ... --out {folder}`")
     decisions, problems = read_decisions(folder)
     written = set(report.get("written") or {})
     rows = []
@@ -245,7 +245,7 @@ def transcript_review(corpus: Path | str, file: str, state: ReviewState | None =
     if entry is None or "turns" not in entry:
         return TranscriptReview(row=row, interview_id=None, turns=(), pairs=(),
                                 why_no_turns=f"{folder / PROVENANCE_NAME} holds no turns for {file}: re-run "
-                                             f"`interviewsim curate` (cached: no model call)")
+                                             f"`interviewsim curate`")
     speakers = entry.get("speakers", {})
     turns = []
     for i, t in enumerate(entry["turns"]):

@@ -12,7 +12,11 @@ interval is a percentile bootstrap over those personalities (``statistics.bootst
 each resample recomputes the three means and the ratio.
 
 Nothing is invented: when a calibration was not run, has no valid value, or the ceiling equals the
-floor (a judge that always answers 5), the normalised value is NaN and ``norm_reason`` says why.
+floor (a judge that always answers 5), the normalised value is NaN and ``norm_reason`` says why. Nor is
+a ratio of noise: the value is given only where the ceiling and the floor are told apart by their own
+95% intervals (``separated``), else it is "undefined: ceiling and floor within noise" with both values
+and their intervals in the reason. Why: with a gap inside the noise the ratio divides by almost nothing
+(issue 45: a contradiction ratio's floor 0.053 and ceiling 0.051 gave ``37.82 [-8.71, 37.82]``).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import pandas as pd
 from ..strategies.calibration import CALIBRATION_METHODS, FLOORS, REFERENCE
 from .registry import JUDGED_METRICS, MCQ_METRICS, Metric
 from .scores import mcq_rows
-from .statistics import bootstrap_statistic
+from .statistics import Interval, bootstrap_statistic
 
 NORMALISED_FIELDS: tuple[tuple[str, str], ...] = (
     ("norm_floor", "str"), ("floor_value", "float"), ("norm_ceiling", "str"), ("ceiling_value", "float"),
@@ -36,6 +40,11 @@ NORMALISED_FIELDS: tuple[tuple[str, str], ...] = (
 """Leaderboard columns beside the raw value (``all_valid`` rows; the ``common`` rows name why not)."""
 
 EQUAL_TOLERANCE = 1e-12
+
+COMMON_VIEW_NOTE = ("normalised scores are on the all_valid view (each method, the floor and the ceiling on their "
+                    "own valid cells), not on the common set")
+"""Why the ``common`` view has no normalised score: its ``norm_reason``, and the one line the explorer and
+the report show above that view's table instead of a number."""
 
 
 def _per_person(frame: pd.DataFrame, method: str, m: Metric) -> dict[str, float]:
@@ -47,9 +56,37 @@ def _per_person(frame: pd.DataFrame, method: str, m: Metric) -> dict[str, float]
     return out
 
 
+WITHIN_NOISE = "undefined: ceiling and floor within noise"
+"""How an undefined normalised value starts when the ceiling and the floor are not told apart (``separated``)."""
+
+
+def separated(floor: Interval, ceiling: Interval, *, percent: bool = False) -> str:
+    """The one rule for "a normalised score is defined": "" when the ceiling and the floor differ by more
+    than their combined uncertainty, i.e. their 95% intervals (over the same personalities, resampled
+    together) do not overlap; else the reason, with both values and intervals, that it is undefined
+    (in percent for a ``percent`` metric, as the leaderboard prints its raw values).
+
+    One personality gives no interval, so nothing tells its gap from noise: undefined too.
+    """
+    def v(x: float) -> str:
+        return f"{x * 100:.2f}%" if percent else f"{x:.3f}"
+
+    if floor.n < 2 or math.isnan(floor.low) or math.isnan(ceiling.low):
+        return (f"{WITHIN_NOISE} cannot be ruled out: {floor.n} personality gives no interval "
+                f"(ceiling {v(ceiling.estimate)}, floor {v(floor.estimate)})")
+    if floor.high < ceiling.low or ceiling.high < floor.low:
+        return ""
+    return (f"{WITHIN_NOISE} (ceiling {v(ceiling.estimate)} [{v(ceiling.low)}, {v(ceiling.high)}], floor "
+            f"{v(floor.estimate)} [{v(floor.low)}, {v(floor.high)}]: the 95% intervals overlap)")
+
+
 def normalise(method_vals: dict[str, float], floor_vals: dict[str, float], ceiling_vals: dict[str, float],
-              *, seed: int = 0, n_resamples: int = 2000) -> tuple[float, float, float, float, float, int, str]:
-    """(floor, ceiling, normalised, ci_low, ci_high, n_personalities, reason) over the shared personalities."""
+              *, seed: int = 0, n_resamples: int = 2000,
+              percent: bool = False) -> tuple[float, float, float, float, float, int, str]:
+    """(floor, ceiling, normalised, ci_low, ci_high, n_personalities, reason) over the shared personalities.
+
+    The floor and ceiling are returned even when the value is undefined: the reader sees what they were.
+    """
     people = sorted(set(method_vals) & set(floor_vals) & set(ceiling_vals))
     if not people:
         return (math.nan,) * 5 + (0, "no personality has a valid value for the method, the floor and the ceiling")
@@ -58,6 +95,11 @@ def normalise(method_vals: dict[str, float], floor_vals: dict[str, float], ceili
     if abs(ceiling - floor) <= EQUAL_TOLERANCE:
         return (floor, ceiling, math.nan, math.nan, math.nan, len(people),
                 f"undefined: ceiling = floor = {ceiling:g} (this judge does not separate them)")
+    # The same seed draws the same resamples for both: the two intervals are over the same personalities.
+    noise = separated(*(bootstrap_statistic(x, lambda rows, c=c: float(rows[:, c].mean()), seed=seed,
+                                            n_resamples=n_resamples) for c in (1, 2)), percent=percent)
+    if noise:
+        return floor, ceiling, math.nan, math.nan, math.nan, len(people), noise
 
     def ratio(rows: np.ndarray) -> float:
         mean = rows.mean(axis=0)
@@ -95,7 +137,7 @@ def normalised_rows(method_scores: pd.DataFrame, methods: Sequence[str], *, floo
                                  "norm_reason": f"not run: calibration method(s) {', '.join(missing)} not in this run"})
                     continue
                 f, c, v, lo, hi, n, why = normalise(_per_person(frame, meth, m), floor_vals, ceiling_vals,
-                                                     seed=seed, n_resamples=n_resamples)
+                                                     seed=seed, n_resamples=n_resamples, percent=m.percent)
                 if not why and (not floor_vals or not ceiling_vals):
                     why = "no valid value for the floor or the ceiling"
                 rows.append({**base, "floor_value": f, "ceiling_value": c, "normalised": v, "norm_ci_low": lo,
@@ -121,7 +163,7 @@ def attach(board: pd.DataFrame, method_scores: pd.DataFrame, *, seed: int = 0, n
            for r in norm.itertuples(index=False)}
     for i, row in out.iterrows():
         if row["view"] != "all_valid":
-            out.at[i, "norm_reason"] = "normalised on the all_valid view (each method's own valid cells)"
+            out.at[i, "norm_reason"] = COMMON_VIEW_NOTE
             continue
         j = row["judge"]
         r = key.get((row["method"], "" if j is None or (isinstance(j, float) and math.isnan(j)) else str(j),

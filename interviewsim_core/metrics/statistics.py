@@ -22,6 +22,7 @@ __all__ = [
     "Interval",
     "PairedTest",
     "bootstrap_ci",
+    "interval_note",
     "EXACT_MAX_PAIRS",
     "paired_permutation_test",
     "paired_method_test",
@@ -130,6 +131,26 @@ def bootstrap_statistic(
         return Interval(est, math.nan, math.nan, n)
     alpha = (1 - confidence) / 2
     return Interval(est, float(np.quantile(stats, alpha)), float(np.quantile(stats, 1 - alpha)), n)
+
+
+def interval_note(estimate: float, low: float, high: float) -> str:
+    """What a reader must be told beside ``estimate [low, high]``: "" when the estimate lies strictly
+    inside its interval (or there is no interval), else why it sits on an edge.
+
+    Why: a percentile interval with the estimate at its edge is easily read as a typo or as a one-sided
+    claim; it happens when every personality has the same value (no spread to resample) or when the
+    resamples all fall on one side (a value at its bound, e.g. no contradiction at all, or a ratio whose
+    denominator is near zero). Every place that prints an interval (report, explorer, Dagster metadata)
+    asks here, so they say the same thing.
+    """
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (estimate, low, high)):
+        return ""
+    tol = 1e-9 * max(1.0, abs(estimate))
+    if abs(high - low) <= tol:
+        return "no spread: every resample gives the same value"
+    if abs(estimate - low) <= tol or abs(estimate - high) <= tol:
+        return "the estimate is at the interval's edge: the resamples fall on one side of it"
+    return ""
 
 
 EXACT_MAX_PAIRS = 20

@@ -30,6 +30,7 @@ from ..dataroot import as_root, exists
 from ..errors import ConfigError
 from .config import EvalConfig
 from .data_root_claims import Claim, claim, config_identity
+from .steps import STEPS, Role, model_version, models_for
 
 STUDY_FILE = "study.json"
 JUDGES = "judges"
@@ -65,8 +66,6 @@ def study_of(cfg: EvalConfig, methods=None) -> Study:
     """The study ``cfg`` writes: each model role's identity over every step of that role (enabled or not, so
     switching an optional table on is not a change), the retrieval embedder, and ``methods`` (default: the
     configured ones)."""
-    from .steps import STEPS, Role, model_version, models_for
-
     aspects: dict[str, Aspect] = {}
     for role in Role:
         steps = [s for s in STEPS if role in s.roles]

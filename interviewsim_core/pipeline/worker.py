@@ -106,8 +106,9 @@ def end(proc, grace: float) -> None:
 
 
 _EXITING: list[Any] = []
-"""Workers that ended ``ok`` and are only exiting (their interpreter's teardown, the cache packing its
-chunks): ``exiting`` adds one, ``wait_exited`` waits for them."""
+"""Workers that ended ``ok`` and are only exiting (their interpreter's teardown, the cache closing at exit:
+its chunks packed, its log checkpointed, ``cache._close_at_exit``): ``exiting`` adds one, ``wait_exited``
+waits for them."""
 
 
 def exiting(proc) -> None:

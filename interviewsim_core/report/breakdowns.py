@@ -17,7 +17,7 @@ from .catalog import JUDGED_METRICS, MCQ_METRICS, order_methods
 from .leaderboard import mark_best
 
 __all__ = ["BREAKDOWN_COLUMNS", "ABLATION_METHODS", "question_tags", "by_tag", "by_category", "load_categories",
-           "memory_ablation"]
+           "categories_from_tags", "memory_ablation"]
 
 BREAKDOWN_COLUMNS = ["method", "judge", "group", "contradiction_ratio", "n_judged", "n_contradiction", "cs_mean", "n_cs"]
 ABLATION_METHODS = ("random-100", "memory-10", "memory-50", "memory-100")
@@ -74,6 +74,18 @@ def load_categories(path: Path | str) -> pd.DataFrame:
     if dup:
         raise ConfigError(f"{path}: personalities with more than one category: {dup}")
     return df[df["category"] != ""].reset_index(drop=True)
+
+
+def categories_from_tags(qa_tags: pd.DataFrame) -> pd.DataFrame:
+    """(personality_id, category) from the curation's ``qa_tags`` table, which repeats each personality's
+    category on every one of its transcripts' rows: what the data root itself says, so ``interviewsim
+    report --data-root DIR`` needs no ``--categories`` after a run that curated (the demo's, the UI's).
+    A personality without a category (the tagging step not reached, or refused) is left out."""
+    if qa_tags.empty or "category" not in qa_tags.columns:
+        return pd.DataFrame(columns=["personality_id", "category"])
+    df = qa_tags[["personality_id", "category"]].dropna().astype(str)
+    df = df[df["category"].str.strip() != ""].drop_duplicates("personality_id", keep="last")
+    return df.sort_values("personality_id").reset_index(drop=True)
 
 
 def by_category(tables: dict[str, pd.DataFrame], categories: pd.DataFrame) -> pd.DataFrame:

@@ -29,7 +29,7 @@ from ..pipeline.tables import empty_frame
 from . import agreement, breakdowns, cost, leaderboard, mcq_analyses, overlap, paired
 from .validity import validity_table
 from .catalog import order_methods, readable
-from .loading import REPORT_TABLES, load_tables
+from .loading import REPORT_TABLES, load_tables, read_asset
 from .model import ReportData, Section
 
 __all__ = ["ReportPaths", "build_report", "write_report", "leaderboard_markdown"]
@@ -277,19 +277,27 @@ def _tag_section(tables: dict[str, pd.DataFrame]) -> Section:
                    "under each.", {"by_tag": df})
 
 
-def _category_section(tables: dict[str, pd.DataFrame], categories_csv: Path | None) -> Section:
+def _category_section(tables: dict[str, pd.DataFrame], categories_csv: Path | None, root) -> Section:
+    """By category: from the given categories file, else from the data root's own curation (``qa_tags``)."""
     title = "Contradiction ratio by personality category"
-    if categories_csv is None:
-        return _not_run("category_breakdown", title, "No categories file given (optional CSV with columns "
-                         "personality_id, category; `interviewsim report --categories FILE`).")
-    cats = breakdowns.load_categories(categories_csv)
+    if categories_csv is not None:
+        cats, source = breakdowns.load_categories(categories_csv), "the categories file"
+    else:
+        cats = breakdowns.categories_from_tags(read_asset(root, "qa_tags") if root is not None else pd.DataFrame())
+        source = "the data root's curation (qa_tags)"
+    if cats.empty:
+        return _not_run("category_breakdown", title, "No personality categories: the data root holds no curation "
+                        "that tagged them (qa_tags) and no categories file was given (a CSV with columns "
+                        "personality_id, category, e.g. a curated corpus's categories.csv: `interviewsim report "
+                        "--categories FILE`).")
     df = breakdowns.by_category(tables, cats)
     if df.empty:
-        return _not_run("category_breakdown", title, "No valid FC judgment for the personalities in the categories "
-                        "file: " + _outputs_reason(tables["factual_consistency"], "fc", tables))
+        return _not_run("category_breakdown", title, f"No valid FC judgment for the personalities in {source}: "
+                        + _outputs_reason(tables["factual_consistency"], "fc", tables))
     known = set(cats["personality_id"])
     unlisted = sorted(set(tables["method_scores"].get("personality_id", [])) - known)
-    note = "Pooled over judged answers." + (f" Not in the categories file: {', '.join(unlisted)}." if unlisted else "")
+    note = (f"Pooled over judged answers; categories from {source}."
+            + (f" Without a category there: {', '.join(unlisted)}." if unlisted else ""))
     return Section("category_breakdown", title, "ok", note, {"by_category": df})
 
 
@@ -450,7 +458,8 @@ def build_report(
     Args:
         tables: table name -> frame, e.g. ``run_evaluation``'s return value; missing names are
             read from ``data_root`` when given, else treated as not run.
-        categories_csv: optional CSV (personality_id, category) for the category breakdown.
+        categories_csv: optional CSV (personality_id, category) for the category breakdown; without it,
+            the categories the data root's curation gave (``qa_tags``), when it has them.
         human_labels_csv: optional CSV of human judgments (``metrics.human_agreement``) for the
             judge-vs-human agreement section.
         embedder: for the overlap analysis and the premise label clustering; ``HashingEmbedder``
@@ -484,7 +493,7 @@ def build_report(
         _human_section(t, labels, str(human_labels_csv) if human_labels_csv else None),
         _stability_section(t, seed),
         _tag_section(t),
-        _category_section(t, Path(categories_csv) if categories_csv else None),
+        _category_section(t, Path(categories_csv) if categories_csv else None, root),
         _mcq_section(t),
         _ablation_section(board),
         _cost_section(t),
@@ -509,7 +518,8 @@ def leaderboard_markdown(report_data: ReportData, with_ci: bool = True) -> str:
         parts.append("| method | judge | metric | raw | normalised [95% CI] | floor | ceiling |\n|---|---|---|---|---|---|---|")
         for r in norm.itertuples():
             judge = leaderboard.md_text(r.judge) if isinstance(r.judge, str) and r.judge else "(MCQ)"
-            shown = (f"{r.normalised:.3f} [{r.norm_ci_low:.3f}, {r.norm_ci_high:.3f}]" if not math.isnan(r.normalised)
+            shown = (f"{r.normalised:.3f} [{r.norm_ci_low:.3f}, {r.norm_ci_high:.3f}]"
+                     + (f" ({r.norm_ci_note})" if r.norm_ci_note else "") if not math.isnan(r.normalised)
                      else leaderboard.md_text(r.norm_reason or "undefined"))
             floor = f"{r.norm_floor} {r.floor_value:.3f}" if not math.isnan(r.floor_value) else r.norm_floor or "–"
             ceiling = f"{r.norm_ceiling} {r.ceiling_value:.3f}" if not math.isnan(r.ceiling_value) else r.norm_ceiling or "–"

@@ -21,16 +21,20 @@ import re
 import pandas as pd
 
 from ..metrics.normalised import NORMALISED_FIELDS
+from ..metrics.statistics import interval_note
 from ..strategies.calibration import REFERENCE
 
-NORMALISED_COLUMNS = ["method", "judge", "metric", "value", *(n for n, _ in NORMALISED_FIELDS)]
+NORMALISED_COLUMNS = ["method", "judge", "metric", "value", *(n for n, _ in NORMALISED_FIELDS), "norm_ci_note"]
 
 
 def normalised_table(board: pd.DataFrame) -> pd.DataFrame:
-    """The ``all_valid`` leaderboard rows with their normalised columns (one row per method, judge, metric)."""
+    """The ``all_valid`` leaderboard rows with their normalised columns (one row per method, judge, metric),
+    and ``norm_ci_note``: what to know of the interval when its estimate is on an edge (``interval_note``)."""
     if board.empty or "normalised" not in board.columns:
         return pd.DataFrame(columns=NORMALISED_COLUMNS)
-    return board[board["view"] == "all_valid"][NORMALISED_COLUMNS].reset_index(drop=True)
+    rows = board[board["view"] == "all_valid"]
+    notes = [interval_note(v, lo, hi) for v, lo, hi in zip(rows["normalised"], rows["norm_ci_low"], rows["norm_ci_high"])]
+    return rows.assign(norm_ci_note=notes)[NORMALISED_COLUMNS].reset_index(drop=True)
 
 
 def _within(df: pd.DataFrame, col: str) -> pd.Series:

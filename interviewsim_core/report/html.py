@@ -13,6 +13,8 @@ from typing import Any, Callable
 import jinja2
 import pandas as pd
 
+from ..metrics.normalised import COMMON_VIEW_NOTE, is_calibration
+from ..metrics.statistics import interval_note
 from . import plots
 from .explorer import explorer_command
 from .catalog import JUDGED_METRICS, MCQ_METRICS, fmt, is_missing, order_methods
@@ -77,9 +79,15 @@ FORMATS: dict[str, Callable[[Any], str]] = {
 }
 
 
+IN_METRIC_UNIT = "in_metric_unit"
+"""A ``table_view`` format: the value in its row's metric's display unit (``metric_key`` column), as the
+leaderboard prints it: a CR or an MCQ accuracy in percent under a "CR %" label, a CS on its 1-5 scale.
+Why: a table naming "CR %" beside 0.015 said 0.015%, and the leaderboard printed the same number as 1.5."""
+
+
 def table_view(df: pd.DataFrame, columns: list[tuple[str, str, str]], name: str, caption: str = "",
                bold: Callable[[pd.Series], bool] | None = None) -> TableView:
-    """``columns``: (column, header, format) with format a key of ``FORMATS``."""
+    """``columns``: (column, header, format) with format a key of ``FORMATS``, or ``IN_METRIC_UNIT``."""
     rows = []
     for _, r in df.iterrows():
         strong = bool(bold(r)) if bold else False
@@ -87,7 +95,8 @@ def table_view(df: pd.DataFrame, columns: list[tuple[str, str, str]], name: str,
         for col, _header, kind in columns:
             v = r.get(col)
             numeric = kind not in ("text", "metric")
-            cells.append(Cell(FORMATS[kind](v), jsonable(v) if numeric else None,
+            text = fmt(v, r.get("metric_key")) if kind == IN_METRIC_UNIT else FORMATS[kind](v)
+            cells.append(Cell(text, jsonable(v) if numeric else None,
                               ("num" if numeric else "") + (" best" if strong else ""), col))
         rows.append(cells)
     return TableView([[(h, 1) for _, h, _ in columns]], rows, caption, name=name)
@@ -96,13 +105,15 @@ def table_view(df: pd.DataFrame, columns: list[tuple[str, str, str]], name: str,
 def pivot_view(df: pd.DataFrame, index: list[tuple[str, str]], column: str, value: str, kind: str, name: str,
                n_col: str | None = None, caption: str = "", best_low: bool = False) -> TableView:
     """Wide table: one row per ``index`` combination, one column per ``column`` value (methods in
-    paper order); the best cell per row (min if ``best_low``) is bold, ``n_col`` shown under the value."""
+    paper order); the best cell per row (min if ``best_low``) is bold, ``n_col`` shown under the value.
+    A calibration method (``reference`` and the floors) is never the best cell."""
     cols = order_methods(df[column]) if column == "method" else sorted(df[column].unique())
     rows = []
     for key, grp in df.groupby([c for c, _ in index], sort=True):
         key = key if isinstance(key, tuple) else (key,)
         by = grp.set_index(column)
-        vals = by[value].astype(float)
+        # Calibration methods are anchors, never contenders (docs/CALIBRATION.md): not shaded, not the target.
+        vals = by[value].astype(float)[[not (column == "method" and is_calibration(str(k))) for k in by.index]]
         target = (vals.min() if best_low else vals.max()) if vals.notna().any() else None
         cells = [Cell(str(k), cls="method") for k in key]
         for c in cols:
@@ -111,7 +122,7 @@ def pivot_view(df: pd.DataFrame, index: list[tuple[str, str]], column: str, valu
                 cells.append(Cell(why, None, "num empty", f"{'|'.join(map(str, key))}|{c}"))
                 continue
             v = float(by.at[c, value])
-            best = target is not None and len(cols) > 1 and abs(v - target) < 1e-12
+            best = target is not None and len(vals) > 1 and c in vals.index and abs(v - target) < 1e-12
             ci = f"n={int(by.at[c, n_col])}" if n_col else ""
             cells.append(Cell(FORMATS[kind](v), v, "num" + (" best" if best else ""),
                               f"{'|'.join(map(str, key))}|{c}", ci))
@@ -155,6 +166,7 @@ def leaderboard_view(board: pd.DataFrame, name: str = "leaderboard", view: str =
                 cells.append(Cell(cell_text(r), None, "num empty", key))
                 continue
             ci = "" if is_missing(r.ci_low) else f"[{fmt(r.ci_low, m.key)}, {fmt(r.ci_high, m.key)}]"
+            ci += f" ({note})" if (note := interval_note(r.value, r.ci_low, r.ci_high)) else ""
             cov = "" if is_missing(r.coverage) else f"coverage {r.coverage * 100:.0f}%"
             flag = " flagged" if r.below_coverage else ""
             text = fmt(r.value, m.key) + (" (low coverage)" if r.below_coverage else "")
@@ -186,7 +198,8 @@ def _section_views(data: ReportData) -> dict[str, dict]:
 
     board = s["leaderboard"].tables.get("leaderboard", pd.DataFrame())
     if s["leaderboard"].status == "ok":
-        add("leaderboard", leaderboard_view(board))
+        add("leaderboard", leaderboard_view(board, caption=f"No normalised score in this view: {COMMON_VIEW_NOTE}; "
+                                                           "they are in the Calibration section."))
         fig("leaderboard", plots.metrics_plot(view_rows(board, "common")),
             "Methods against metrics on the common set, per judge (hatching) with 95% CIs.")
         add("leaderboard", table_view(s["leaderboard"].tables["coverage"].assign(
@@ -211,14 +224,17 @@ def _section_views(data: ReportData) -> dict[str, dict]:
     if s.get("calibration") is not None and s["calibration"].status == "ok":
         c = s["calibration"].tables
         norm = c["normalised"]
-        add("calibration", table_view(norm.assign(judge=norm["judge"].fillna("(MCQ, any)"),
+        add("calibration", table_view(norm.assign(judge=norm["judge"].fillna("(MCQ, any)"), metric_key=norm["metric"],
                                                   metric=norm["metric"].map(_metric_name)), [
             ("method", "Method", "text"), ("judge", "Judge", "text"), ("metric", "Metric", "text"),
-            ("value", "Raw", "num3"), ("normalised", "Normalised", "num3"), ("norm_ci_low", "CI low", "num3"),
-            ("norm_ci_high", "CI high", "num3"), ("norm_floor", "Floor", "text"), ("floor_value", "Floor raw", "num3"),
-            ("norm_ceiling", "Ceiling", "text"), ("ceiling_value", "Ceiling raw", "num3"),
-            ("n_norm_personalities", "Personalities", "int"), ("norm_reason", "Why undefined", "text")],
-            "normalised", "Normalised scores: 0 = the floor, 1 = the ceiling, per judge and metric."))
+            ("value", "Raw", IN_METRIC_UNIT), ("normalised", "Normalised", "num3"), ("norm_ci_low", "CI low", "num3"),
+            ("norm_ci_high", "CI high", "num3"), ("norm_floor", "Floor", "text"),
+            ("floor_value", "Floor raw", IN_METRIC_UNIT), ("norm_ceiling", "Ceiling", "text"),
+            ("ceiling_value", "Ceiling raw", IN_METRIC_UNIT),
+            ("n_norm_personalities", "Personalities", "int"), ("norm_reason", "Why undefined", "text"),
+            ("norm_ci_note", "Interval note", "text")],
+            "normalised", "Normalised scores: 0 = the floor, 1 = the ceiling, per judge and metric; raw values in "
+            "the metric's unit (CR and MCQ accuracy in %)."))
         add("calibration", table_view(c["length_correlation"], [
             ("judge", "Judge", "text"), ("n", "CS judgments", "int"), ("questions", "Questions", "int"),
             ("r_within_question", "r (score, length) within question", "num3"),
@@ -345,13 +361,13 @@ def _section_views(data: ReportData) -> dict[str, dict]:
             ("mean_best_similarity", "Mean best similarity", "num3"),
             ("median_best_similarity", "Median", "num3"), ("share_above_0_8", "Share > 0.8", "pct")], "overlap_summary"))
         fig("overlap", plots.overlap_plot(t["strata"]), "Content Similarity per overlap tercile.")
-        st = t["strata"].assign(judge=lambda d: d["judge"].fillna("(MCQ, any)"),
+        st = t["strata"].assign(judge=lambda d: d["judge"].fillna("(MCQ, any)"), metric_key=lambda d: d["metric"],
                                 metric=lambda d: d["metric"].map(_metric_name))
         add("overlap", table_view(st, [
             ("metric", "Metric", "text"), ("judge", "Judge", "text"), ("method", "Method", "text"),
-            ("tercile", "Tercile", "text"), ("value", "Value", "num3"), ("n", "Questions", "int"),
+            ("tercile", "Tercile", "text"), ("value", "Value", IN_METRIC_UNIT), ("n", "Questions", "int"),
             ("similarity_low", "Similarity from", "num3"), ("similarity_high", "to", "num3")], "overlap_strata",
-            "CR and MCQ accuracy as fractions here (0.10 = 10%)."))
+            "Values in the metric's unit (CR and MCQ accuracy in %)."))
         views["overlap"]["tables"][-1].collapsed = True
         add("overlap", table_view(t["closest"], [
             ("personality_id", "Personality", "text"), ("qa_id", "Held-out question id", "text"),

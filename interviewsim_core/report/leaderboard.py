@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..metrics.leaderboard import LEADERBOARD_COLUMNS, leaderboard, mark_best
 from ..metrics.scores import mcq_rows
+from ..metrics.statistics import interval_note
 from .catalog import JUDGED_METRICS, MCQ_METRICS, Metric, fmt, is_missing, order_methods
 
 __all__ = ["LEADERBOARD_COLUMNS", "leaderboard", "mark_best", "mcq_rows", "view_rows", "coverage_table",
@@ -57,7 +58,8 @@ def md_text(text: str) -> str:
 
 def leaderboard_markdown_table(board: pd.DataFrame, with_ci: bool = False, view: str = "common") -> str:
     """Table 1 as markdown: methods as rows, one column per (judged metric, judge), then MCQ; best in
-    bold; an empty cell says why; a method under the coverage threshold is marked."""
+    bold; an empty cell says why; a method under the coverage threshold is marked; an interval with its
+    estimate on an edge carries a mark, explained under the table (``statistics.interval_note``)."""
     rows = view_rows(board, view)
     if rows.empty:
         return "_No method scores: the evaluation has not run._"
@@ -69,6 +71,7 @@ def leaderboard_markdown_table(board: pd.DataFrame, with_ci: bool = False, view:
     index = {(r.method, r.judge if isinstance(r.judge, str) else None, r.metric): r for r in rows.itertuples()}
     head = ["Method"] + [f"{m.short} ({md_text(j)})" if j else m.short for m, j in columns] + ["Coverage"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    marks: dict[str, str] = {}  # an interval note -> its footnote mark
     for method in methods:
         cells = [md_text(method)]
         covs = []
@@ -78,10 +81,15 @@ def leaderboard_markdown_table(board: pd.DataFrame, with_ci: bool = False, view:
             if r is not None and not is_missing(r.value):
                 if with_ci and not is_missing(r.ci_low):
                     text += f" [{fmt(r.ci_low, m.key)}, {fmt(r.ci_high, m.key)}]"
+                    note = interval_note(r.value, r.ci_low, r.ci_high)
+                    if note:
+                        marks.setdefault(note, "†" * (len(marks) + 1))
+                        text += marks[note]
                 text = f"**{text}**" if r.best else text
             if r is not None and not is_missing(r.coverage):
                 covs.append(r.coverage)
             cells.append(text)
         cells.append(f"{min(covs) * 100:.0f}% (lowest)" if covs else "–")
         lines.append("| " + " | ".join(cells) + " |")
+    lines += [f"\n{mark} {note}" for note, mark in marks.items()]
     return "\n".join(lines)

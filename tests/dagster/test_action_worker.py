@@ -106,6 +106,8 @@ def test_the_worker_records_what_the_runs_in_process_record_and_sends_the_same_c
         assert "calls: one worker process" not in out2
         in_process_calls = sorted(_bodies(srv.log, n))
     assert worker_calls and worker_calls == in_process_calls  # the selection, nothing more, nothing less
+    for data in (tmp_path / "w", tmp_path / "p"):  # issue 45: the cache closed cleanly, the log checkpointed
+        assert not [f.name for f in data.iterdir() if f.name.startswith("llm.sqlite") and f.name != "llm.sqlite"]
     worker, in_process = _recorded(tmp_path / "home_w"), _recorded(tmp_path / "home_p")
     assert set(worker) == set(in_process)  # one materialisation per asset partition, the same ones
     assert len([k for k in worker if k[0] == "generations"]) == len(PEOPLE) * 2

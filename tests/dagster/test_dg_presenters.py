@@ -19,6 +19,13 @@ def _board() -> pd.DataFrame:
 def test_the_leaderboard_table_rounds_for_reading():
     record = leaderboard_table(_board()).records[0].data
     assert record["value"] == 1.112 and record["ci_low"] == 0.0 and record["ci_high"] == 1.333
+    assert record["ci_note"] == ""
+
+
+def test_the_leaderboard_table_notes_an_estimate_on_its_intervals_edge():
+    """Issue 45: an interval is never shown with its estimate on an edge without a note."""
+    board = _board().assign(value=0.0, ci_low=0.0, ci_high=0.0)
+    assert leaderboard_table(board).records[0].data["ci_note"].startswith("no spread")
 
 
 def test_the_paired_tests_table_keeps_small_p_values_readable():

@@ -110,7 +110,7 @@ def test_leaderboard_is_inline_as_a_table_with_every_row(small_run):
     assert isinstance(table, dg.TableMetadataValue)
     assert [c.name for c in table.schema.columns] == ["method", "judge", "metric", "value", "ci_low", "ci_high",
                                                       "coverage", "below_threshold", "n_personalities", "best",
-                                                      "empty_reason"]
+                                                      "empty_reason", "ci_note"]
     board = pd.read_parquet(cfg.data_root / "leaderboard.parquet")
     common = board[board["view"] == "common"]
     assert len(table.records) == len(common)

@@ -298,3 +298,47 @@ def test_a_process_that_exits_without_closing_its_cache_packs_its_chunks(tmp_pat
         assert conn.execute("SELECT COUNT(*) FROM loose").fetchone()[0] == 0
         assert conn.execute("SELECT COUNT(*) FROM packed").fetchone()[0] > 0
     assert SqliteCache(path).get("k").messages[0]["content"] == "x" * 5000 + "y" * 300
+
+
+def _beside(path) -> set[str]:
+    """What lies beside the cache file in its folder (the log, its index, the reserve, journals)."""
+    return {p.name for p in path.parent.iterdir()} - {path.name}
+
+
+def test_a_process_that_exits_with_its_cache_open_leaves_no_log_index_or_reserve(tmp_path):
+    """Issue 45: ``interviewsim run``'s worker and the runner end with their process's gateway open. On 20
+    paper-shaped personalities that left a 7 MB write-ahead log and the 1 MB reserve beside the 17 MB
+    file; the exit handler now closes the cache: the log checkpointed into the file, nothing left beside it."""
+    import subprocess
+    import sys
+    import textwrap
+
+    path = tmp_path / "c.sqlite"
+    script = textwrap.dedent(f"""
+        from interviewsim_core.factories import process_gateway
+        cache = process_gateway({str(path)!r}).cache
+        for i in range(50):
+            cache.put(f"k{{i}}", CachedEntry(raw="a" * 500, messages=({{"role": "user", "content": f"q{{i}} " * 400}},)))
+        assert (cache.path.parent / "c.sqlite-wal").exists() and (cache.path.parent / "c.sqlite.reserve").exists()
+        import gc
+        gc.freeze()  # as the worker ends: its heap is never collected, so nothing closes the connection by chance
+    """).replace("from interviewsim_core.factories", "from interviewsim_core.llm.cache import CachedEntry\nfrom "
+                 "interviewsim_core.factories")
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    assert _beside(path) == set()
+    assert len(SqliteCache(path)) == 50  # every answer in the file itself
+
+
+def test_close_checkpoints_and_the_last_connection_leaves_nothing_beside_the_file(tmp_path):
+    path = tmp_path / "c.sqlite"
+    first, second = SqliteCache(path), SqliteCache(path)
+    for i in range(20):
+        first.put(f"k{i}", CachedEntry(raw="b" * 400, messages=({"role": "user", "content": f"p{i} " * 300},)))
+    first.close()  # another connection is open: its log (truncated to nothing) and the reserve stay
+    assert (tmp_path / "c.sqlite-wal").stat().st_size == 0 and (tmp_path / "c.sqlite.reserve").exists()
+    second.close()
+    assert _beside(path) == set()
+    again = SqliteCache(path)  # opened again: the reserve is made again
+    assert len(again) == 20 and (tmp_path / "c.sqlite.reserve").exists()
+    again.close()
+    assert _beside(path) == set()

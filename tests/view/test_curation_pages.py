@@ -60,6 +60,9 @@ def test_the_list_shows_every_transcript_and_the_retention(corpus):
     assert 'data-kept="no"' in row_of(page, MONOLOGUE) and "scripted_monologue" in row_of(page, MONOLOGUE)
     assert ">refused<" in row_of(page, EMPTY) and "empty-file" in page  # a file that cannot be read: refused, its reason shown
     assert "interview" in row_of(page, f"{PEOPLE[0]}/AUL-2005-kelsing-tribune.txt")
+    # Issue 45: it said "(cached: no model call)" while the re-curation then planned 199 calls; what a
+    # re-curation calls is the plan's to say (`interviewsim curate` prints it), so the page says nothing of it.
+    assert "no model call" not in page and "cached" not in page
 
 
 def test_a_transcript_shows_the_verdict_the_attributed_turns_and_the_pairs(corpus):

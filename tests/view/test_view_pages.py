@@ -199,3 +199,26 @@ def test_the_leaderboard_shows_normalised_scores_or_why_not(view_root, tmp_path)
     board.to_parquet(root / "leaderboard.parquet")
     page = client(root, tmp_path).get(urls.leaderboard("all_valid")).text
     assert 'title="between copy-nearest 1.500 .. reference 3.500">normalised 0.25 [0.12, 0.38]' in page
+
+
+def test_the_leaderboard_notes_edges_and_says_once_why_the_common_view_has_no_normalised_score(view_root, tmp_path):
+    """Issue 45: an interval with its estimate on an edge carries a note (raw and normalised); the common
+    view says in one line, above the table, why it shows no normalised score (not "normalised: ..." per cell)."""
+    import pandas as pd
+
+    from interviewsim_core.metrics.normalised import COMMON_VIEW_NOTE
+
+    root = tmp_path / "root"
+    shutil.copytree(view_root, root)
+    board = pd.read_parquet(root / "leaderboard.parquet")
+    row = board.index[(board["view"] == "all_valid") & (board["metric"] == "cs_mean") & (board["method"] == "simple")][0]
+    board.loc[row, ["value", "ci_low", "ci_high", "normalised", "norm_ci_low", "norm_ci_high", "floor_value",
+                    "ceiling_value"]] = [2.5, 2.5, 2.5, 37.82, -8.71, 37.82, 1.5, 3.5]
+    board.loc[row, ["norm_floor", "norm_ceiling"]] = ["copy-nearest", "reference"]
+    board.to_parquet(root / "leaderboard.parquet")
+    c = client(root, tmp_path)
+    page = c.get(urls.leaderboard("all_valid")).text
+    assert "[2.50, 2.50] (no spread: every resample gives the same value)" in page
+    assert "normalised 37.82 [-8.71, 37.82] (the estimate is at the interval&#39;s edge" in page
+    common = c.get(urls.leaderboard("common")).text
+    assert common.count(COMMON_VIEW_NOTE) == 1 and "normalised: " not in common

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from interviewsim_core.metrics.leaderboard import LEADERBOARD_COLUMNS, leaderboard
-from interviewsim_core.metrics.normalised import normalise, normalised_rows
-from interviewsim_core.metrics.statistics import bootstrap_statistic
+from interviewsim_core.metrics.normalised import WITHIN_NOISE, normalise, normalised_rows, separated
+from interviewsim_core.metrics.statistics import Interval, bootstrap_statistic, interval_note
 
 
 def scores(values: dict[str, list[float]], judge: str = "j") -> pd.DataFrame:
@@ -48,9 +48,40 @@ def test_a_calibration_not_run_is_named_never_invented():
 
 
 def test_normalise_uses_only_personalities_with_all_three():
+    f, c, v, lo, hi, n, why = normalise({"P1": 3.0, "P2": 3.0, "P4": 9.0}, {"P1": 1.0, "P2": 2.0, "P3": 0.0},
+                                        {"P1": 5.0, "P2": 4.0, "P4": 5.0})
+    assert (f, c, v, n, why) == (1.5, 4.5, 0.5, 2, "")
+
+
+def test_one_personality_gives_no_interval_so_it_is_undefined():
+    """Issue 45: one personality cannot tell the ceiling from the floor's noise; both values still shown."""
     f, c, v, lo, hi, n, why = normalise({"P1": 3.0, "P2": 9.0}, {"P1": 1.0, "P3": 0.0}, {"P1": 5.0, "P2": 5.0})
-    assert (f, c, v, n, why) == (1.0, 5.0, 0.5, 1, "")
-    assert math.isnan(lo) and math.isnan(hi)  # one personality: nothing to resample
+    assert (f, c, n) == (1.0, 5.0, 1) and math.isnan(v) and math.isnan(lo) and math.isnan(hi)
+    assert why.startswith(WITHIN_NOISE) and "ceiling 5.000, floor 1.000" in why
+
+
+def test_ceiling_and_floor_within_noise_leave_it_undefined_with_both_values():
+    """Issue 45's trial: a contradiction ratio's floor 0.053 and ceiling 0.051 gave 37.82 [-8.71, 37.82]."""
+    ms = pd.DataFrame([{"personality_id": f"P{i}", "method": m, "judge": "j", "contradiction_ratio": v}
+                       for m, vs in {"reference": [0.0, 0.1, 0.05, 0.0, 0.157, 0.0],
+                                     "copy-nearest": [0.05, 0.05, 0.1, 0.0, 0.06, 0.06],
+                                     "simple": [0.0] * 6}.items() for i, v in enumerate(vs)])
+    r = row(normalised_rows(ms, ["simple"], floors=("copy-nearest",)), "simple", "contradiction_ratio")
+    assert math.isnan(r.normalised) and math.isnan(r.norm_ci_low) and math.isnan(r.norm_ci_high)
+    assert r.floor_value > r.ceiling_value  # both shown
+    assert r.norm_reason.startswith(WITHIN_NOISE + " (ceiling 5.12% [") and "floor 5.33% [" in r.norm_reason
+
+
+def test_separated_is_the_non_overlap_of_the_two_intervals():
+    assert separated(Interval(1.0, 0.5, 1.5, 5), Interval(3.0, 1.6, 4.0, 5)) == ""
+    assert separated(Interval(1.0, 0.5, 1.5, 5), Interval(3.0, 1.5, 4.0, 5)).startswith(WITHIN_NOISE)
+
+
+def test_interval_note_names_an_estimate_at_its_edge():
+    """Issue 45: an interval is never printed with its estimate at an edge without a note."""
+    assert interval_note(0.5, 0.25, 0.75) == "" and interval_note(math.nan, math.nan, math.nan) == ""
+    assert interval_note(37.82, -8.71, 37.82).startswith("the estimate is at the interval's edge")
+    assert interval_note(0.0, 0.0, 0.0).startswith("no spread")
 
 
 def test_bootstrap_statistic_is_seeded_and_pairs_rows():
