@@ -91,7 +91,7 @@ def _materialise_curation(cfg, personalities, tags: dict[str, str], force: bool,
             typer.echo(f"registered {len(new)} personality partition(s) from the manifest: {', '.join(new)}")
         specs = plan_runs(defs, instance, cfg.methods, chosen, None, ",".join(CURATION_STEPS))
         outcomes = execute(defs, instance, specs, progress=typer.echo, dagster_log_level="INFO" if verbose else "WARNING",
-                           skip_up_to_date=not force, tags=tags)
+                           skip_up_to_date=not force, tags=tags, data_root=cfg.data_root)
     if not all(o.success for o in outcomes):
         typer.echo("curation failed: see the step errors above, or the run in the UI (interviewsim ui)", err=True)
         raise typer.Exit(outcome.EXIT_RUN_FAILED)

@@ -262,7 +262,7 @@ def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: b
                                    skip_up_to_date=not force, tags=tags, split_versions=versions,
                                    worker_config=None if in_process else cfg,
                                    recording_defs=None if in_process else build_definitions(
-                                       cfg, run_methods=methods, pools=False))
+                                       cfg, run_methods=methods, pools=False), data_root=cfg.data_root)
         except (KeyboardInterrupt, dg.DagsterExecutionInterruptedError):
             typer.echo("\ninterrupted: the partitions that finished are written and every answered call is cached; "
                        "run the same command again to resume (completed calls are not paid again)", err=True)

@@ -6,7 +6,8 @@ new materialisation, and before content versions that alone made the automation 
 method downstream. Skipping is decided per asset partition, just before its job runs, so a
 partition whose upstream was re-run in this very command with different content is re-run too.
 
-"Up to date" means: a materialisation exists; its table has no ``failed`` row (metadata
+"Up to date" means: a materialisation exists and the run's data root holds its table (one instance serves
+several data roots); its table has no ``failed`` row (metadata
 ``failed_calls``: a call that got no answer, a rate limit or a timeout, is retried by the next run, as
 the direct runner's rerun does; only its calls are sent again, the rest are cache hits); its code
 version is the asset's current one (for versioned assets: model identities, judges); and every
@@ -21,7 +22,9 @@ from dataclasses import replace
 
 import dagster as dg
 
+from interviewsim_core.dataroot import exists
 from interviewsim_core.pipeline.steps import BY_NAME
+from interviewsim_core.pipeline.storage import partition_path
 
 from .batching import FAILED_CALLS
 from .defs.corpus.partitions import METHOD, PERSONALITY, dims_of, pxm_key
@@ -65,12 +68,22 @@ def parent_partitions(child_pdef, parent_pdef, partition: str | None, instance: 
     return [dims[PERSONALITY]]
 
 
+def stored(data_root, key: dg.AssetKey, partition: str | None, partitions_def) -> bool:
+    """Whether ``data_root`` holds the table of ``key``'s ``partition``. A step that writes files rather than a table
+    (the report) counts as held: it is re-made when what it reads is."""
+    step = BY_NAME.get(key.path[-1])
+    if data_root is None or step is None or step.writes_files:
+        return True
+    dims = {} if partition is None else dims_of(partitions_def, partition)
+    return exists(partition_path(data_root, step.name, dims.get(PERSONALITY), dims.get(METHOD)))
+
+
 def is_up_to_date(graph, instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None,
-                  methods: Sequence[str], split_versions: dict[str, str] | None = None) -> bool:
+                  methods: Sequence[str], split_versions: dict[str, str] | None = None, data_root=None) -> bool:
     node = graph.get(key)
     mat, _ = _latest(instance, key, partition)
-    if mat is None:
-        return False
+    if mat is None or not stored(data_root, key, partition, node.partitions_def):
+        return False  # never made, or made into another data root (the instance serves several)
     metadata = mat.asset_materialization.metadata
     failed = metadata.get(FAILED_CALLS)
     if getattr(failed, "value", failed):
@@ -121,7 +134,7 @@ def _same_action(instance: dg.DagsterInstance, child, parent: dg.AssetKey, parti
 
 def narrow(spec, partitions: Sequence[str | None], graph, instance: dg.DagsterInstance,
            methods: Sequence[str], split_versions: dict[str, str] | None = None,
-           rerun: Mapping[dg.AssetKey, Collection[str | None]] | None = None) -> list:
+           rerun: Mapping[dg.AssetKey, Collection[str | None]] | None = None, data_root=None) -> list:
     """``spec`` (a ``launch.RunSpec``) cut down to its outdated cells: ``[]`` when nothing is outdated.
 
     An asset downstream of an outdated asset of the same run is outdated for that partition too (its
@@ -142,7 +155,7 @@ def narrow(spec, partitions: Sequence[str | None], graph, instance: dg.DagsterIn
             node = graph.get(k)
             upstream_rerun = any(parent in stale or _remade(rerun, graph, node, parent, p, instance, methods)
                                  for parent in node.parent_keys)
-            if upstream_rerun or not is_up_to_date(graph, instance, k, p, methods, split_versions):
+            if upstream_rerun or not is_up_to_date(graph, instance, k, p, methods, split_versions, data_root):
                 stale.append(k)
         if stale:
             stale_at[p] = tuple(stale)

@@ -165,6 +165,7 @@ def execute(
     split_versions: dict[str, str] | None = None,
     worker_config: Any = None,
     recording_defs: dg.Definitions | None = None,
+    data_root: Any = None,
 ) -> list[RunOutcome]:
     """Run each spec in process on ``instance`` (so the runs are in its history); stop at the first failure.
 
@@ -181,7 +182,9 @@ def execute(
     ``skip_up_to_date``: leave out asset partitions materialised with the current code on unchanged
     inputs (``freshness``), decided just before each spec runs; ``interviewsim run --force`` turns it off.
     ``tags`` go on every run (``interviewsim run`` puts the plan's totals there). ``split_versions``
-    (personality -> ``versioning.split_version``) make an edited corpus file outdate its partitions.
+    (personality -> ``versioning.split_version``) make an edited corpus file outdate its partitions;
+    ``data_root``: a partition whose table this data root does not hold is outdated, whatever the instance
+    recorded (one Dagster instance serves several data roots).
     """
     from . import freshness
 
@@ -193,14 +196,15 @@ def execute(
         busy = worker_blocked(instance)
         if busy is None:
             return _execute_with_worker(recording_defs or defs, instance, specs, progress, run_config,
-                                        skip_up_to_date, tags or {}, split_versions, graph, methods, worker_config)
+                                        skip_up_to_date, tags or {}, split_versions, graph, methods, worker_config,
+                                        data_root)
         progress(f"{busy}: so this action's runs go stage after stage in this process, each making its calls")
     for i, planned in enumerate(specs, start=1):
         runs = [planned]
         if skip_up_to_date:
             people = list(instance.get_dynamic_partitions(PERSONALITY))
             parts = freshness.spec_partitions(planned, graph, people, methods)
-            runs = freshness.narrow(planned, parts, graph, instance, methods, split_versions)
+            runs = freshness.narrow(planned, parts, graph, instance, methods, split_versions, data_root=data_root)
             if not runs:
                 progress(f"[{i}/{len(specs)}] {planned.describe()}: up to date, skipped (--force re-runs it)")
                 continue
@@ -321,7 +325,7 @@ def _record_side_by_side(defs, instance, specs, progress, run_config, tags: dict
 
 
 def _narrow_all(instance, specs: Sequence[RunSpec], progress, skip_up_to_date: bool, split_versions, graph,
-                methods) -> list[tuple[int, RunSpec]]:
+                methods, data_root: Any = None) -> list[tuple[int, RunSpec]]:
     """Every run of the action, narrowed to what is outdated before the first starts (``freshness``):
     an asset reading one an earlier run re-makes is outdated too. (index in ``specs``, narrowed spec)."""
     from . import freshness
@@ -333,7 +337,8 @@ def _narrow_all(instance, specs: Sequence[RunSpec], progress, skip_up_to_date: b
         narrowed = [planned]
         if skip_up_to_date:
             parts = freshness.spec_partitions(planned, graph, people, methods)
-            narrowed = freshness.narrow(planned, parts, graph, instance, methods, split_versions, rerun=remade)
+            narrowed = freshness.narrow(planned, parts, graph, instance, methods, split_versions, rerun=remade,
+                                        data_root=data_root)
             for spec in narrowed:
                 made = freshness.spec_partitions(spec, graph, people, methods)
                 for k in spec.assets:
@@ -420,7 +425,7 @@ def _spec_cells(spec: RunSpec, graph, people: Sequence[str], methods: Sequence[s
 
 
 def _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to_date: bool, tags: dict[str, str],
-                         split_versions, graph, methods, cfg) -> list[RunOutcome]:
+                         split_versions, graph, methods, cfg, data_root: Any = None) -> list[RunOutcome]:
     """The action's calls in one worker process (``action_worker``), its runs here recording them.
 
     The runs go side by side (``_record_side_by_side``), per-personality and P x M runs in blocks
@@ -436,7 +441,7 @@ def _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to
 
     people = list(instance.get_dynamic_partitions(PERSONALITY))
     runs = [(i, part) for i, spec in _narrow_all(instance, specs, progress, skip_up_to_date, split_versions, graph,
-                                                  methods)
+                                                  methods, data_root)
             for part in _in_blocks(spec, graph, people, methods)]
     if not runs:
         return []

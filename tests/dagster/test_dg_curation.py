@@ -122,3 +122,28 @@ def test_a_ui_launch_of_the_curation_passes_the_budget_gate_first(tmp_path):
     assert int(tags["interviewsim/plan_calls"]) > 0  # the curation's calls were planned
     assert not (cfg.corpus / "ADA").exists()
     assert not any(partition_path(cfg.data_root, name, "ADA").exists() for name in CURATION_STEPS)
+
+
+def test_a_second_data_root_on_the_same_instance_is_made_not_skipped(tmp_path):
+    """One Dagster instance serves several data roots (``DAGSTER_HOME`` is shared): a curation and split made into one
+    are not "up to date" for another that holds no table (the demo into a new ``--data-root`` wrote nothing), and an
+    identical re-run into either still skips everything."""
+    cfg, defs, instance = _setup(tmp_path)
+    selection = ",".join([*CURATION_STEPS, "heldout_split"])
+
+    def run(c, d) -> None:
+        specs = launch.plan_runs(d, instance, c.methods, selection=selection)
+        outcomes = launch.execute(d, instance, specs, progress=lambda _line: None, skip_up_to_date=True,
+                                  data_root=c.data_root)
+        assert all(o.success for o in outcomes)
+
+    run(cfg, defs)
+    other = cfg.model_copy(update={"data_root": tmp_path / "data2", "corpus": tmp_path / "corpus2"})
+    run(other, build_definitions(other))
+    for key in [*STEPS, SPLIT]:
+        assert _materialisations(instance, key) == {"ADA": 2, "BEN": 2}
+        assert partition_path(other.data_root, key.path[-1], "ADA").is_file()
+    assert (other.corpus / "ADA" / DOCUMENT_NAME).is_file()
+    run(other, build_definitions(other))  # nothing changed for either: nothing re-made
+    run(cfg, defs)
+    assert _materialisations(instance, SPLIT) == {"ADA": 2, "BEN": 2}
