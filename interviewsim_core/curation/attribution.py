@@ -38,7 +38,7 @@ from ..contracts import speaker_attribution as contract
 from ..errors import Problem
 from ..llm.types import ModelConfig
 from ..pipeline.calls import PlannedCall, contract_request, result_for
-from .labels import LabelParts, names_nobody, parts
+from .labels import LabelParts, fold, names_nobody, parts
 from .models import failure_of, Attribution, ManifestRow, Role, Transcript
 from .structuring import asks
 
@@ -53,19 +53,15 @@ DOMINANCE = 1.5
 1.5 times as many as the next, and at least 2."""
 
 
-def _fold(text: str) -> str:
-    return " ".join(text.casefold().replace(".", " ").split())
-
-
 def person_names(row: ManifestRow) -> frozenset[str]:
     """Every normalised spelling that names the person in this row's transcript."""
-    full = _fold(row.person_name)
+    full = fold(row.person_name)
     words = full.split()
     given = words[0] if len(words) > 1 and len(words[0]) > 1 else ""  # "Barack:", as podcasts label their guests
     names = {full, given, words[-1] if words else "", " ".join(w for w in words if len(w) > 1)}
-    names |= {_fold(a) for a in row.aliases}
+    names |= {fold(a) for a in row.aliases}
     for addressed in row.addressed_as:
-        t = _fold(addressed)
+        t = fold(addressed)
         t = t[4:] if t.startswith("the ") else t
         names |= {t, f"the {t}"}
     return frozenset(n for n in names if n)
@@ -110,7 +106,7 @@ def rule_role(label: str, names: frozenset[str], fmt: str) -> tuple[Role, str] |
 
 
 def _slip_of(label: str, of: str) -> bool:
-    a, b = _fold(re.sub(r"[^\w ]", " ", label)), _fold(re.sub(r"[^\w ]", " ", of))
+    a, b = fold(re.sub(r"[^\w ]", " ", label)), fold(re.sub(r"[^\w ]", " ", of))
     return len(b) >= 6 and difflib.SequenceMatcher(None, a, b).ratio() >= _FUZZ
 
 

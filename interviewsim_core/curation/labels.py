@@ -128,7 +128,8 @@ class LabelParts(NamedTuple):
 _PARTY = re.compile(r"^(?:[DRI](?:-[A-Z][\w. ]*)?|Dem\w*|Rep\w*|Ind\w*)$")
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
+    """Casefolded, dots and underscores as spaces, spaces collapsed: how a label and a name are compared."""
     return " ".join(text.casefold().replace(".", " ").replace("_", " ").split())
 
 
@@ -139,8 +140,8 @@ def parts(label: str) -> LabelParts:
     outlet = paren is not None and not _PARTY.match(paren.group(1).strip())
     rest = re.sub(r"\(([^)]*)\)", " ", re.sub(r"\[[^\]]*\]", " ", label))
     head, _, after = rest.partition(",")
-    affiliation = _fold(bracket.group(1)) if bracket else _fold(paren.group(1)) if outlet else _fold(after)
-    full = _fold(head)
+    affiliation = fold(bracket.group(1)) if bracket else fold(paren.group(1)) if outlet else fold(after)
+    full = fold(head)
     words = full.split()
     k = 0
     while k < len(words) and words[k] in OFFICES:
