@@ -179,9 +179,7 @@ def refuse_run(context: dg.InitResourceContext, message: str) -> NoReturn:
     io_manager`` with the message as its cause between two stack traces (issue 45). So the run is reported
     failed here with the message alone, and ended the way Dagster ends an interrupted run that has already
     failed: one engine event, no second failure."""
-    from dagster._core.errors import DagsterExecutionInterruptedError
-
     if context.dagster_run is None or context.instance is None:  # resources built outside a run: nothing to report
         raise ConfigError(message)
     context.instance.report_run_failed(context.dagster_run, message=message)
-    raise DagsterExecutionInterruptedError(message)
+    raise dg.DagsterExecutionInterruptedError(message)

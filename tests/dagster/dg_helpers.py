@@ -147,3 +147,17 @@ def curating_config(tmp_path: Path, **overrides):
     folder, manifest = write_transcripts(tmp_path)
     return make_config(tmp_path / "corpus", tmp_path / "data", transcripts=str(folder), manifest=str(manifest),
                        methods="simple", **overrides)
+
+
+def stale_resolver(instance, graph):
+    """Dagster's stale-status resolver, what the asset graph, the catalog and GraphQL's ``staleStatus`` read.
+
+    The one place the tests reach into Dagster's private modules: 1.13 has no public way to read a partition's
+    stale status in process (GraphQL needs a running webserver). Returns the resolver and ``StaleStatus``."""
+    from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
+    from dagster._time import get_current_datetime
+
+    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+                          instance=instance, asset_graph=graph)
+    return CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view), StaleStatus

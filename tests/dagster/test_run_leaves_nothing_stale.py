@@ -12,10 +12,7 @@ personality's scores (or at no materialisation at all: "NULL", which Dagster hap
 from __future__ import annotations
 
 import dagster as dg
-from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
-from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
-from dagster._time import get_current_datetime
-from dg_helpers import offline_sample_config
+from dg_helpers import offline_sample_config, stale_resolver
 from typer.testing import CliRunner
 
 from interviewsim_core.pipeline.config import EvalConfig
@@ -36,9 +33,7 @@ def test_a_cli_run_leaves_the_aggregates_fresh(tmp_path, monkeypatch):
     cfg = EvalConfig.load_resolved(env={"INTERVIEWSIM_CONFIG": str(cfg_file)})
     graph = build_definitions(cfg).resolve_asset_graph()
     with dg.DagsterInstance.from_config(str(home)) as instance:
-        view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
-                              instance=instance, asset_graph=graph)
-        resolver = CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)
+        resolver, stale_status = stale_resolver(instance, graph)
         keys = [(dg.AssetKey("leaderboard"), None)] + [(dg.AssetKey("personality_scores"), p) for p in PEOPLE]
         got = {(k.to_user_string(), p): (resolver.get_status(k, p),
                                          [(c.key.asset_key.to_user_string(), c.key.partition_key, c.reason)
@@ -46,7 +41,7 @@ def test_a_cli_run_leaves_the_aggregates_fresh(tmp_path, monkeypatch):
                for k, p in keys}
         read_too_early = _provenance_before_inputs(instance, ("personality_scores", "leaderboard"))
     assert read_too_early == [], read_too_early
-    assert all(status == StaleStatus.FRESH for status, _ in got.values()), got
+    assert all(status == stale_status.FRESH for status, _ in got.values()), got
 
 
 def _provenance_before_inputs(instance: dg.DagsterInstance, assets) -> list[tuple]:
