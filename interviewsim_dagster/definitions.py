@@ -26,6 +26,7 @@ from interviewsim_core.pipeline.study import mismatch, study_of
 
 from .assets_support import CONFIG, CORPUS, LLM
 from .defs.corpus.sensors import personality_registration
+from .defs.corpus.sources import personality_sources
 from .defs.cost.plan import build_plan_asset
 from .defs.evaluate.automation import AUTOMATION_SENSOR
 from .defs.evaluate.checks import build_invalid_rate_check
@@ -83,7 +84,7 @@ def build_definitions(cfg: EvalConfig, executor: dg.ExecutorDefinition | None = 
             for st in stages(cfg)]
     return dg.Definitions(
         # The plan asset is in no job: `interviewsim run` never materialises it, the UI does on demand.
-        assets=[*assets, build_plan_asset(cfg)],
+        assets=[personality_sources, *assets, build_plan_asset(cfg)],
         asset_checks=checks,
         jobs=jobs,
         sensors=[

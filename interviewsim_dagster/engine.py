@@ -10,6 +10,8 @@ automation sensor):
 2. **the budget gate**: the plan of the run's own steps and partitions is computed, logged and put
    on the run's tags; above ``max_cost_usd`` the run fails before its first call, unless it carries
    an approval (``APPROVE_TAG``, which ``interviewsim run`` sets after the user accepted its plan);
+   the stage that reads the files then records each of its personalities' source version that changed
+   (``defs/corpus/sources.py``), so what it makes shows the version it was made from;
 3. **the scheduler** (``runner.run_steps``) makes every selected partition, streaming all their calls
    through one gateway, writing each partition as soon as it is done and logging progress at INFO;
    in a run of ``interviewsim run`` the action's worker process (``action_worker``) is that scheduler
@@ -35,6 +37,7 @@ from interviewsim_core.pipeline.steps import BY_NAME, Cell, Partitioning, Step
 from . import action_worker
 from .assets_support import CORPUS, LLM
 from .defs.corpus.partitions import PERSONALITY, dims_of
+from .defs.corpus.sources import changed
 from .recording import partition_metadata
 from .resources import step_env
 from .run_keys import PARTITION_TAG_PREFIX, run_partitions_def
@@ -47,7 +50,7 @@ PLAN_TAG_PREFIX = "interviewsim/plan_"
 
 
 def run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selected: Sequence[Step],
-              keys: Sequence[str | None], parts) -> Iterator[dg.MaterializeResult]:
+              keys: Sequence[str | None], parts) -> Iterator[dg.MaterializeResult | dg.AssetObservation]:
     if not selected:
         return
     cells = [parts.cell(selected[0], k) for k in keys]
@@ -71,12 +74,19 @@ def run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selecte
 
 
 def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, selected: Sequence[Step], cells, key_of,
-               files, people, registered, worker, token: str) -> Iterator[dg.MaterializeResult]:
+               files, people, registered, worker, token: str) -> Iterator[dg.MaterializeResult | dg.AssetObservation]:
     """The stage's partitions made here by core's scheduler (``run_steps``), or, in a run of
     ``interviewsim run`` (``worker``), recorded as the action's worker process reports them."""
     from interviewsim_core.pipeline.runner import PROGRESS_EVERY_S, load_split, run_steps
 
     _gate(context, cfg, selected, cells, people)
+    if reads_sources(stage, cfg):
+        observed = changed(context.instance, cfg, people, files)
+        yield from observed  # stored when yielded, before the inputs are re-read below
+        if observed:
+            context.log.info(f"source version recorded for {len(observed)} personalit"
+                             f"{'y' if len(observed) == 1 else 'ies'} whose files changed (personality_sources)")
+            reread_inputs(context)  # what this run makes records the version it is made from
 
     model_steps = [s for s in selected if s.calls_models]
     gateway = getattr(context.resources, LLM).get() if model_steps and worker is None else None
@@ -145,6 +155,13 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
                                    data_version=dg.DataVersion(lineage_version(step, cfg)))
         if step.name in beyond:
             _record_beyond(context, step.name, meta, beyond[step.name])
+
+
+def reads_sources(stage, cfg: EvalConfig) -> bool:
+    """True for the partitioned stage that reads the files (it holds a step without inputs: the curation's first,
+    or the split when nothing is curated): its runs record each personality's source version first (``sources``)."""
+    return stage.partitioning is not Partitioning.NONE and any(
+        not any(BY_NAME[i.step].enabled(cfg) for i in s.inputs) for s in stage.steps)
 
 
 def _record_beyond(context: dg.AssetExecutionContext, asset: str, run_meta: dict[str, Any],

@@ -48,6 +48,7 @@ from interviewsim_core.pipeline.steps import (
 
 from .assets_support import CONFIG, CORPUS, LLM, SINGLE_RUN, pool_for
 from .defs.corpus.partitions import dims_of, personality_partitions, personality_x_method, to_personality
+from .defs.corpus.sources import SOURCE_KEY
 from .defs.evaluate.automation import (
     AFTER_COMPLETE_UPSTREAM_UPDATE,
     AFTER_UPSTREAM_UPDATE,
@@ -115,7 +116,13 @@ def automation(step: Step, cfg: EvalConfig) -> dg.AutomationCondition | None:
 
     A model step gets one only to re-score materialised partitions on a judge change (and, opted in,
     to fill new partitions); a step that calls no model refreshes after its upstream changed. ``None``:
-    the sensor never launches it (it runs when a person asks)."""
+    the sensor never launches it (it runs when a person asks). Never on a personality's new source version
+    (``defs/corpus/sources.py``): that means new calls, which nobody asked for; its assets show stale instead."""
+    condition = _automation(step, cfg)
+    return condition.ignore(dg.AssetSelection.assets(SOURCE_KEY)) if condition is not None else None
+
+
+def _automation(step: Step, cfg: EvalConfig) -> dg.AutomationCondition | None:
     cron = cfg.rescore_cron
     fill = fill_new(cfg.automation_fill_new)
     if step.curation:  # when a person asks (or, opted in, for a new partition): never after an upstream update
@@ -248,9 +255,26 @@ def _stage_body(stage: Stage, cfg: EvalConfig, parts: Partitions) -> Callable[..
     return body
 
 
+def reads_personalities(step: Step, cfg: EvalConfig) -> bool:
+    """A partitioned step, or one reading such a step (the leaderboard, the report), is made from the personalities'
+    files; a table of its own input (the premise judge on a user's conclusions) is not."""
+    return step.partitioning is not Partitioning.NONE or any(
+        reads_personalities(BY_NAME[i.step], cfg) for i in step.inputs if BY_NAME[i.step].enabled(cfg))
+
+
+def source_deps(step: Step, cfg: EvalConfig) -> list[dg.AssetDep]:
+    """``step``'s dependency on its personalities' sources (``defs/corpus/sources.py``), when it has one: each
+    partition on its personality's, an unpartitioned table on every personality's."""
+    if not reads_personalities(step, cfg):
+        return []
+    mapping = {Partitioning.NONE: dg.AllPartitionMapping(), Partitioning.PERSONALITY: None,
+               Partitioning.PERSONALITY_METHOD: to_personality}[step.partitioning]
+    return [dg.AssetDep(SOURCE_KEY, partition_mapping=mapping)]
+
+
 def spec_for(step: Step, cfg: EvalConfig, parts: Partitions) -> dg.AssetSpec:
     deps = [dg.AssetDep(i.step, partition_mapping=partition_mapping(i, step))
-            for i in step.inputs if BY_NAME[i.step].enabled(cfg)]
+            for i in step.inputs if BY_NAME[i.step].enabled(cfg)] + source_deps(step, cfg)
     return dg.AssetSpec(
         key=step.name, deps=deps, description=step.description, group_name=step.group,
         code_version=code_version(step, cfg), automation_condition=automation(step, cfg),

@@ -14,7 +14,9 @@ model, prompt or setting anywhere upstream changes.
 What a logical version does not see is an edit of a corpus file. Every materialisation of a per-
 personality or per-personality x method partition therefore carries ``split_version`` metadata,
 the hash of that personality's held-out split when it was made, and ``interviewsim run`` re-runs a
-partition whose personality's split changed since (``freshness``).
+partition whose personality's split changed since (``freshness``). The UI sees the same edit through
+``personality_sources`` (``defs/corpus/sources.py``), an asset every asset reads whose per-personality
+version is the files themselves.
 """
 
 from __future__ import annotations

@@ -306,7 +306,11 @@ def _decisions(corpus: str, _mtime_size: tuple[int, int]) -> dict[str, Any]:
 
 
 def _digest(folder: Path, rel: str) -> str:
-    path = folder / rel
+    return file_digest(folder / rel)
+
+
+def file_digest(path: Path) -> str:
+    """The sha256 of one file ("missing" when there is none), remembered while its size and mtime stay."""
     if not path.is_file():
         return "missing"
     return _file_sha256(str(path), _stamp(path))

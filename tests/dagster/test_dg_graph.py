@@ -17,6 +17,7 @@ from dg_helpers import curating_config, make_config
 
 from interviewsim_core.llm.testing import free_port
 from interviewsim_dagster.definitions import AUTOMATION_SENSOR, build_definitions
+from interviewsim_dagster.defs.corpus.sources import SOURCE
 
 REPO = Path(__file__).resolve().parents[2]
 DAGSTER = Path(sys.executable).with_name("dagster")
@@ -44,6 +45,13 @@ EXPECTED = {
 }
 
 
+def _sourced(steps: dict) -> dict:
+    """``steps`` (asset -> group, partitioning, parents) as the graph holds them: every step also reads its
+    personalities' sources (``defs/corpus/sources.py``), an external asset of its own; the plan is not a step."""
+    out = {a: (g, p, sorted([*parents, SOURCE]) if a != "plan" else parents) for a, (g, p, parents) in steps.items()}
+    return {**out, SOURCE: ("corpus", P, [])}
+
+
 def _partitioning(pdef) -> str:
     if pdef is None:
         return NONE
@@ -61,13 +69,13 @@ def test_graph_snapshot(tiny_corpus, tmp_path):
                              sorted(p.to_user_string() for p in graph.get(k).parent_keys))
         for k in graph.get_all_asset_keys()
     }
-    assert actual == EXPECTED
+    assert actual == _sourced(EXPECTED)
     pxm = graph.get(dg.AssetKey("generations")).partitions_def
     assert pxm.get_partitions_def_for_dimension("method").get_partition_keys() == list(cfg.methods)
     # Every partitioned asset backfills in one run; every model-calling asset names a provider pool.
     for key in graph.get_all_asset_keys():
         node = graph.get(key)
-        if node.partitions_def is not None:
+        if node.partitions_def is not None and node.is_materializable:
             assert node.backfill_policy == dg.BackfillPolicy.single_run(), key
     assert graph.get(dg.AssetKey("content_similarity")).pools == {"llm_offline"}
     checks = sorted(f"{k.asset_key.to_user_string()}:{k.name}" for k in graph.asset_check_keys)
@@ -91,12 +99,12 @@ def test_graph_snapshot_with_curation(tmp_path):
                                    sorted(p.to_user_string() for p in graph.get(k).parent_keys))
               for k in graph.get_all_asset_keys()}
     turns, roles, quality, pairs, tags = "transcript_turns", "speaker_turns", "transcript_quality", "qa_pairs", "qa_tags"
-    assert actual == {**EXPECTED, turns: ("curation", P, []), roles: ("curation", P, [turns]),
+    assert actual == _sourced({**EXPECTED, turns: ("curation", P, []), roles: ("curation", P, [turns]),
                       quality: ("curation", P, sorted([turns, roles])),
                       pairs: ("curation", P, sorted([turns, roles, quality])),
                       tags: ("curation", P, sorted([turns, roles, quality, pairs])),
                       "prepared_input": ("curation", P, sorted([turns, roles, quality, pairs, tags])),
-                      "heldout_split": ("corpus", P, ["prepared_input"])}
+                      "heldout_split": ("corpus", P, ["prepared_input"])})
     for name in (turns, roles, quality, pairs, tags, "prepared_input"):
         node = graph.get(dg.AssetKey(name))
         assert node.automation_condition is None  # the curation is never launched unasked

@@ -25,7 +25,10 @@ def _tick(instance, corpus, cursor=None) -> dg.SensorResult:
     resources = {"corpus": CorpusResource(path=str(corpus)),
                  "eval_config": EvalConfigResource.from_config(EvalConfig(corpus=corpus))}
     ctx = dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources)
-    return personality_registration(ctx)
+    result = personality_registration(ctx)
+    for event in result.asset_events:  # what the daemon does with them (the personalities' source versions)
+        instance.report_runless_asset_event(event)
+    return result
 
 
 def test_sensor_registers_valid_files_and_reports_invalid_ones(tiny_corpus):
@@ -38,9 +41,14 @@ def test_sensor_registers_valid_files_and_reports_invalid_ones(tiny_corpus):
         assert result.skip_reason is None
         instance.add_dynamic_partitions("personality", list(request.partition_keys))
 
-        # Next tick, nothing new: the skip reason names the invalid file and its rule.
-        again = _tick(instance, tiny_corpus, result.cursor)
-        assert not again.dynamic_partitions_requests
+        # Next tick, the registered personalities' source versions are recorded (defs/corpus/sources.py).
+        sourced = _tick(instance, tiny_corpus, result.cursor)
+        assert not sourced.dynamic_partitions_requests
+        assert sorted(str(e.partition) for e in sourced.asset_events) == sorted(PEOPLE)
+
+        # Then nothing new: the skip reason names the invalid file and its rule.
+        again = _tick(instance, tiny_corpus, sourced.cursor)
+        assert not again.dynamic_partitions_requests and not again.asset_events
         assert str(broken) in again.skip_reason.skip_message
         assert "TINY_BROKEN" not in instance.get_dynamic_partitions("personality")
 

@@ -45,7 +45,8 @@ def test_report_is_a_global_asset_downstream_of_everything(small_run):
     graph = small_run["defs"].resolve_asset_graph()
     node = graph.get(dg.AssetKey("report"))
     assert node.group_name == "report" and node.partitions_def is None
-    assert {k.to_user_string() for k in node.parent_keys} == {"leaderboard", "premise_verdicts"}
+    # and the personalities' files, which every table made from them reads (defs/corpus/sources.py)
+    assert {k.to_user_string() for k in node.parent_keys} == {"leaderboard", "premise_verdicts", "personality_sources"}
     assert node.automation_condition is not None
     global_job = small_run["defs"].resolve_job_def(launch.GLOBAL_JOB)
     assert dg.AssetKey("report") in global_job.asset_layer.executable_asset_keys

@@ -14,8 +14,9 @@ PARTITIONING = {"-": Partitioning.NONE, "personality": Partitioning.PERSONALITY,
                 "method|personality": Partitioning.PERSONALITY_METHOD}
 
 
-UI_ONLY = {"plan"}
-"""Assets that are not steps of the evaluation: the cost plan (in no job, upstream of nothing)."""
+UI_ONLY = {"plan", "personality_sources"}
+"""Assets that are not steps of the evaluation: the cost plan (in no job, upstream of nothing) and the personalities'
+files (external, upstream of every step: test_dg_graph.py's snapshot shows those edges)."""
 
 
 def _mapping(pm) -> str:
@@ -38,7 +39,7 @@ def _dagster_graph(cfg):
             "|".join(d.name for d in pdef.partitions_defs) if isinstance(pdef, dg.MultiPartitionsDefinition)
             else pdef.name)
         nodes[key.to_user_string()] = (PARTITIONING[kind], node.code_version, node.group_name)
-        for parent in node.parent_keys:
+        for parent in node.parent_keys - {dg.AssetKey(a) for a in UI_ONLY}:
             unpartitioned = graph.get(parent).partitions_def is None  # one partition: nothing to map
             found.add((parent.to_user_string(), key.to_user_string(),
                        "same" if unpartitioned else _mapping(graph.get_partition_mapping(key, parent))))

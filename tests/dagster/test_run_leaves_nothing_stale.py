@@ -16,6 +16,7 @@ from dg_helpers import offline_sample_config, stale_resolver
 from typer.testing import CliRunner
 
 from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_dagster.defs.corpus.sources import SOURCE_KEY
 from interviewsim_dagster.definitions import build_definitions
 
 PEOPLE = ("SYN_AUERLUND", "SYN_FENWRIGHT")
@@ -46,7 +47,8 @@ def test_a_cli_run_leaves_the_aggregates_fresh(tmp_path, monkeypatch):
 
 def _provenance_before_inputs(instance: dg.DagsterInstance, assets) -> list[tuple]:
     """Each materialisation of ``assets`` whose recorded input (``dagster/input_event_pointer/<dep>``) is not
-    the dependency's latest materialisation stored before it: (asset, partition, dep, recorded, latest)."""
+    the dependency's latest materialisation (observation, for the sources) stored before it: (asset, partition, dep,
+    recorded, latest)."""
     wrong = []
     for asset in assets:
         for rec in instance.fetch_materializations(dg.AssetKey(asset), limit=1000).records:
@@ -54,8 +56,9 @@ def _provenance_before_inputs(instance: dg.DagsterInstance, assets) -> list[tupl
                 if not tag.startswith(POINTER):
                     continue
                 dep = dg.AssetKey.from_user_string(tag[len(POINTER):])
-                earlier = [r.storage_id for r in instance.fetch_materializations(dep, limit=10_000).records
-                           if r.storage_id < rec.storage_id]
+                # the personalities' files are observed, never materialised (defs/corpus/sources.py)
+                fetch = instance.fetch_observations if dep == SOURCE_KEY else instance.fetch_materializations
+                earlier = [r.storage_id for r in fetch(dep, limit=10_000).records if r.storage_id < rec.storage_id]
                 latest = str(max(earlier)) if earlier else "NULL"
                 if pointer != latest:
                     wrong.append((asset, rec.partition_key, dep.to_user_string(), pointer, latest))

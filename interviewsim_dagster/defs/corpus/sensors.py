@@ -5,6 +5,8 @@ registered. The cursor holds per-file fingerprints, so a tick re-validates only 
 Removing a file never deletes a partition: its materialised results stay browsable. When the config
 curates (``transcripts`` + ``manifest``), every personality the manifest names is registered too, so its
 curation partitions (``transcript_turns`` .. ``prepared_input``) can be launched before its document exists.
+Each tick also records the source version of every registered personality whose transcripts or document changed
+(``sources.py``), so an edit shows its results stale without anyone launching anything.
 """
 
 
@@ -13,6 +15,7 @@ import dagster as dg
 from ...registration import manifest_personalities, parse_cursor, scan_corpus
 from ...resources import CorpusResource, EvalConfigResource
 from .partitions import PERSONALITY, personality_partitions
+from .sources import changed
 
 SENSOR_NAME = "personality_registration"
 _REPORTED_PROBLEMS = 5
@@ -23,7 +26,8 @@ _REPORTED_PROBLEMS = 5
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Registers every valid personality of the corpus folder (and, when the config curates, of the "
-    "manifest) as a partition; reports invalid files.",
+    "manifest) as a partition; reports invalid files; records the source version (personality_sources) of every "
+    "personality whose transcripts or document changed, which shows its results stale.",
 )
 def personality_registration(context: dg.SensorEvaluationContext, corpus: CorpusResource,
                              eval_config: EvalConfigResource) -> dg.SensorResult:
@@ -35,12 +39,20 @@ def personality_registration(context: dg.SensorEvaluationContext, corpus: Corpus
     if new:
         context.log.info(f"registering {len(new)} personalit{'y' if len(new) == 1 else 'ies'}: {', '.join(new)}")
     requests = [personality_partitions.build_add_request(new)] if new else []
+    # The known ones only: a partition added by this very result cannot take an observation yet (next tick).
+    observed = changed(context.instance, eval_config.get(), sorted(known), scan.valid)
+    if observed:
+        ids = [str(o.partition) for o in observed]
+        context.log.info(f"recorded the source version of {len(ids)} personalit{'y' if len(ids) == 1 else 'ies'} "
+                         f"({ids[0]}{' .. ' + ids[-1] if len(ids) > 1 else ''}): newly registered, or their files "
+                         "changed (what was made from the old files now shows stale)")
     skip = None
-    if not new:
-        skip = f"no new personalities ({len(scan.valid)} valid in {corpus.path})"
+    if not new and not observed:
+        skip = f"no new personalities ({len(scan.valid)} valid in {corpus.path}), no source changed"
     if scan.problems:
         shown = "; ".join(scan.problems[:_REPORTED_PROBLEMS])
         more = f" (+{len(scan.problems) - _REPORTED_PROBLEMS} more)" if len(scan.problems) > _REPORTED_PROBLEMS else ""
         note = f"{len(scan.problems)} invalid file problem(s), not registered: {shown}{more}"
         skip = f"{skip}; {note}" if skip else None
-    return dg.SensorResult(dynamic_partitions_requests=requests, cursor=scan.cursor(), skip_reason=skip)
+    return dg.SensorResult(dynamic_partitions_requests=requests, asset_events=observed, cursor=scan.cursor(),
+                           skip_reason=skip)
