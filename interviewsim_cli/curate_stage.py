@@ -16,7 +16,10 @@ from collections import Counter
 
 import typer
 
+from interviewsim_core.id_lists import summarise_ids
+
 from . import outcome
+from .id_files import ids_line
 
 
 def curate_before_run(cfg, personalities, yes: bool, is_tty, force: bool = False, verbose: bool = False) -> None:
@@ -74,7 +77,8 @@ def _materialise_curation(cfg, personalities, tags: dict[str, str], force: bool,
     named = manifest_personalities(cfg)
     unknown = [p for p in personalities or () if p not in named]
     if unknown:
-        _fail(f"personalities not in the manifest {cfg.manifest}: {unknown}; it names {named}")
+        given, names = summarise_ids(unknown, "as given with --personalities"), summarise_ids(named, str(cfg.manifest))
+        _fail(f"personalities not in the manifest {cfg.manifest}: {given}; it names {names}")
     chosen = [p for p in named if not personalities or p in personalities]
     defs = build_definitions(cfg)
     with dg.DagsterInstance.get() as instance, contextlib.ExitStack() as held:
@@ -88,7 +92,8 @@ def _materialise_curation(cfg, personalities, tags: dict[str, str], force: bool,
         new = [p for p in named if p not in known]
         if new:
             instance.add_dynamic_partitions(PERSONALITY, new)
-            typer.echo(f"registered {len(new)} personality partition(s) from the manifest: {', '.join(new)}")
+            typer.echo(f"registered {len(new):,} personality partition(s) from the manifest: "
+                       f"{ids_line(new, 'registered')}")
         specs = plan_runs(defs, instance, cfg.methods, chosen, None, ",".join(CURATION_STEPS))
         outcomes = execute(defs, instance, specs, progress=typer.echo, dagster_log_level="INFO" if verbose else "WARNING",
                            skip_up_to_date=not force, tags=tags, data_root=cfg.data_root)

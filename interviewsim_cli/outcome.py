@@ -27,6 +27,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from interviewsim_core.id_lists import fits_whole, summarise_ids
+
+from .id_files import ids_line
+
 EXIT_OK = 0
 EXIT_RUN_FAILED = 1
 EXIT_USAGE = 2
@@ -99,8 +103,8 @@ class RunSummary:
             out.append(f"  refused: {len(self.refused)} corpus problem(s) (listed above as 'not registered'); "
                        "their personalities were not evaluated")
         if self.stale:
-            out.append(f"  skipped: {len(self.stale)} registered personality(ies) without a valid document in "
-                       f"this corpus: {', '.join(self.stale)}")
+            out.append(f"  skipped: {len(self.stale):,} registered personality(ies) without a valid document in "
+                       f"this corpus: {summarise_ids(self.stale, 'the file the warning above names')}")
         totals: Counter = Counter()
         for counts in self.statuses.values():
             totals.update(counts)
@@ -271,19 +275,26 @@ def output_notes(data_root: Path, personalities: Sequence[str], methods: Sequenc
     return notes + validity_advice(table)
 
 
-def runnable(reg, personalities: Sequence[str] | None, warn) -> list[str] | None:
+def runnable(reg, personalities: Sequence[str] | None, warn, corpus: str) -> list[str] | None:
     """The personalities a run may evaluate: asked for (or all registered), minus stale ones.
 
     A personality registered earlier (another corpus on the shared instance, or a file since broken
     or removed) has no valid document now; evaluating it would fail every run it shares, so it is
-    skipped with a warning naming it. None when nothing is left to evaluate.
+    skipped with a warning naming it (one warning naming a few of them when they are many: a
+    thousand of them are a corpus switched on a shared instance, removed at once with ``--not-in``).
+    None when nothing is left to evaluate.
     """
     stale = set(reg.stale)
     wanted = list(personalities) if personalities else [*reg.known, *reg.added]
-    for pid in reg.stale:
-        if not personalities or pid in personalities:
+    skipped = [pid for pid in reg.stale if not personalities or pid in personalities]
+    if fits_whole(skipped):
+        for pid in skipped:
             warn(f"warning: skipped personality {pid!r}: registered on this Dagster instance but without a valid "
                  f"document in this corpus (`interviewsim unregister {pid}` removes it)")
+    else:
+        warn(f"warning: skipped {len(skipped):,} personalities registered on this Dagster instance but without a "
+             f"valid document in this corpus: {ids_line(skipped, 'not_in_corpus')}; "
+             f"`interviewsim unregister --not-in {corpus}` removes them")
     chosen = [p for p in wanted if p not in stale]
     return chosen or None
 

@@ -13,6 +13,10 @@ from typing import Annotated, Optional
 
 import typer
 
+from interviewsim_core.id_lists import fits_whole, summarise_ids
+
+from .id_files import ids_line
+
 __all__ = ["register"]
 
 
@@ -41,12 +45,17 @@ def unregister(
             valid = scan_corpus(not_in.resolve()).valid
             wanted += [pid for pid in registered if pid not in valid and pid not in wanted]
         unknown = [pid for pid in wanted if pid not in registered]
-        for pid in wanted:
-            if pid in registered:
-                instance.delete_dynamic_partition(PERSONALITY, pid)
-                typer.echo(f"unregistered: {pid}")
-    for pid in unknown:
-        typer.echo(f"not registered: {pid!r} (registered: {', '.join(registered) or 'none'})", err=True)
+        removed = [pid for pid in wanted if pid in registered]
+        for pid in removed:
+            instance.delete_dynamic_partition(PERSONALITY, pid)
+    if fits_whole(removed):
+        for pid in removed:
+            typer.echo(f"unregistered: {pid}")
+    else:
+        typer.echo(f"unregistered {len(removed):,} personality partition(s): {ids_line(removed, 'unregistered')}")
+    if unknown:  # the registered ones said once, however many ids were unknown
+        typer.echo(f"not registered: {summarise_ids([repr(pid) for pid in unknown], 'as given on the command line')} "
+                   f"(registered: {ids_line([p for p in registered if p not in removed], 'personalities')})", err=True)
     if not wanted:
         typer.echo("nothing to unregister")
     raise typer.Exit(1 if unknown else 0)

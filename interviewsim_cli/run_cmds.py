@@ -26,9 +26,11 @@ from typing import Any, Optional
 
 import typer
 
+from interviewsim_core.id_lists import fits_whole
 from interviewsim_core.pipeline.config_files import LAST_RUN_CONFIG, UI_CONFIG
 
 from . import outcome
+from .id_files import ids_line
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -110,9 +112,9 @@ def _register(instance, corpus: str):
 
     reg = register_corpus(instance, corpus)
     if reg.added:
-        typer.echo(f"registered {len(reg.added)} personality partition(s): {', '.join(reg.added)}")
+        typer.echo(f"registered {len(reg.added):,} personality partition(s): {ids_line(reg.added, 'registered')}")
     if reg.known:
-        typer.echo(f"already registered: {len(reg.known)}")
+        typer.echo(f"already registered: {len(reg.known):,}")
     for p in reg.problems:
         typer.echo(f"not registered: {p}", err=True)
     return reg
@@ -243,7 +245,7 @@ def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: b
         typer.echo(f"Dagster instance: {home}")
         typer.echo(f"corpus: {cfg.corpus}")
         reg = _register(instance, str(cfg.corpus))
-        chosen = outcome.runnable(reg, personalities, typer.echo)
+        chosen = outcome.runnable(reg, personalities, typer.echo, str(cfg.corpus))
         if chosen is None:
             _fail(f"no valid personality to evaluate in {cfg.corpus}: see the problems above", outcome.EXIT_INPUT_REFUSED)
         try:
@@ -566,8 +568,13 @@ def register_cmd(
     ensure_dagster_home()
     with dg.DagsterInstance.get() as instance:
         reg = _register(instance, str(corpus.resolve()))
-    for pid in reg.stale:
-        typer.echo(f"registered but not in this corpus: {pid!r} (`interviewsim unregister` removes it)", err=True)
+    if fits_whole(reg.stale):
+        for pid in reg.stale:
+            typer.echo(f"registered but not in this corpus: {pid!r} (`interviewsim unregister` removes it)", err=True)
+    else:
+        typer.echo(f"registered but not in this corpus: {len(reg.stale):,} personalities, "
+                   f"{ids_line(reg.stale, 'not_in_corpus')}; `interviewsim unregister --not-in {corpus}` removes them",
+                   err=True)
     raise typer.Exit(1 if reg.problems else 0)
 
 

@@ -66,7 +66,8 @@ class ActionWorker:
     """Set by the launcher on Ctrl-C: every run of the action stops waiting at once (the runs are
     threads of the command's process, which the interrupt itself does not reach)."""
     progress: str = ""
-    """The worker's latest progress line (calls answered per step), for the stage runs' logs."""
+    """The worker's latest progress line (``progress.progress_line``), for the command's terminal
+    (``launch._record_side_by_side``) and the stage runs' logs."""
     ended: str = ""
     """How the worker ended, once it has: ``ok``, ``interrupted``, or its error."""
     after: dict[str, list[str]] = field(default_factory=dict)

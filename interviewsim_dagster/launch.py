@@ -21,6 +21,7 @@ from typing import Any
 import dagster as dg
 
 from interviewsim_core.errors import ConfigError
+from interviewsim_core.id_lists import summarise_ids
 from interviewsim_core.pipeline.steps import Cell
 
 from .defs.corpus.partitions import METHOD, PERSONALITY, personality_partitions, pxm_key
@@ -36,6 +37,8 @@ PERSONALITY_SUMMARY_JOB = "personality_summary_assets"
 P x M job, because a job holds one partitioning and the per-personality job runs before the methods."""
 GLOBAL_JOB = "global_assets"
 JOB_ORDER = (PERSONALITY_JOB, PERSONALITY_METHOD_JOB, PERSONALITY_SUMMARY_JOB, GLOBAL_JOB)
+REGISTERED_WHERE = "the personality partitions of any per-personality asset in `interviewsim ui`"
+"""Where the instance's registered personalities are all listed, for a message that names only a few of them."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,8 @@ def plan_runs(
     chosen_p = list(personalities) if personalities else registered
     unknown = [p for p in chosen_p if p not in registered]
     if unknown:
-        raise ConfigError(f"personalities not registered: {unknown}; run `interviewsim register` (known: {registered})")
+        raise ConfigError(f"personalities not registered: {summarise_ids(unknown, 'as given with --personalities')}; "
+                          f"run `interviewsim register` (known: {summarise_ids(registered, REGISTERED_WHERE)})")
     chosen_m = list(methods) if methods else list(methods_order)
     unknown = [m for m in chosen_m if m not in methods_order]
     if unknown:
@@ -287,6 +291,16 @@ def _record_side_by_side(defs, instance, specs, progress, run_config, tags: dict
     tokens = [f"{i}/{len(specs)} {spec.job}" + (f" ({k})" if sum(r[0] == i for r in runs) > 1 else "")
               for k, (i, spec) in enumerate(runs)]
     worker.order(_recording_order(runs, tokens, graph, list(instance.get_dynamic_partitions(PERSONALITY)), methods))
+    shown = ""
+
+    def show_progress() -> None:
+        """The worker's progress line (one every ``PROGRESS_EVERY_S``, and its last), each once: without it the
+        terminal said nothing between the runs' start and their end, hours at the paper's scale."""
+        nonlocal shown
+        if worker.progress != shown:
+            shown = worker.progress
+            say(shown)
+
     with _one_logging_setup(), _terminal_kept(progress) as say:
         try:
             for k, (i, spec) in enumerate(runs):
@@ -295,10 +309,12 @@ def _record_side_by_side(defs, instance, specs, progress, run_config, tags: dict
                 th.start()
                 threads.append(th)
                 while th.is_alive() and not worker.wait_started(tokens[k], 0.2):
-                    pass
+                    show_progress()
             for th in threads:
                 while th.is_alive():
                     th.join(0.5)
+                    show_progress()
+            show_progress()
         except KeyboardInterrupt:
             # Each run stops waiting and ends; their step failures are not the user's news (the command
             # says it was interrupted), and a run ending puts back the descriptors it captured, so they

@@ -44,11 +44,13 @@ import pandas as pd
 
 from ..errors import ConfigError
 from ..factories import embedding_cache_dir, make_embedder, make_gateway
+from ..id_lists import summarise_ids
 from ..loader import index_corpus, load_corpus, load_document
 from ..split import HeldOutSplit, split_personality
 from ..llm.cache import in_batches
 from .calls import CallRunner, PlannedCall, check_unique_keys, failed_result, run_calls
 from .config import EvalConfig, check_retrieval_embedder
+from .progress import progress_line as _progress_line
 from .steps import BY_NAME, Cell, InputMapping, Partitioning, Step, StepEnv, inputs_for, steps_for
 from .storage import partition_path, read_frame, write_frame
 from ..dataroot import exists
@@ -246,7 +248,8 @@ def run_evaluation(
         refused = [p for p in named if p not in files]
         if refused:
             say = progress or (lambda _msg: None)
-            say(f"not evaluated, refused by the curation (its prepared_input table says why): {refused}")
+            say(f"not evaluated, refused by the curation: "
+                f"{summarise_ids(refused, f'the prepared_input tables under {config.data_root} say why')}")
         pids = [p for p in named if p in files]
     else:
         pids = _select(config, files, personalities)
@@ -279,6 +282,7 @@ def run_steps(
     progress_every_s: float | None = None,
     counts: dict[str, dict[str, float]] | None = None,
     node_counts: dict[tuple[str, Cell], dict[str, float]] | None = None,
+    on_progress: Callable[[str], None] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Make the partitions ``run`` names (step name -> cells), streaming their calls like ``run_evaluation``.
 
@@ -294,12 +298,14 @@ def run_steps(
             configured method in Dagster; the selection in ``run_evaluation``).
         on_partition: called for every partition made, in the scheduler's thread.
         env: the steps' environment (default: one built from ``config`` and ``load_split``).
-        progress_every_s: also say, at most this often and once at the end, per step: calls planned,
-            answered, from the cache, invalid, failed, cost so far and throughput (a Dagster run's log).
+        progress_every_s: also say, at most this often and once at the end, the run's progress line
+            (``progress.progress_line``: partitions written of the run's total, calls/s, time left).
         counts: filled with those figures per step (``PROGRESS_FIELDS``) as the run goes; a step's are
             final when its last partition is made (``on_partition`` may read them then).
         node_counts: the same per (step, cell), final when ``on_partition`` is called for it (the action
             worker sends them, so each Dagster run sums its own partitions' calls).
+        on_progress: where the progress lines and the waves' lines go (default ``progress``): the action
+            worker sends only these to the command, not a line per personality done.
 
     Returns:
         Step name -> the kept tables (``keep``, default every table the run makes), concatenated.
@@ -330,6 +336,7 @@ def run_steps(
     pids = [p for p in personalities if p in active]
     extra = sorted(active - set(pids))
     r = _Run(config, env, graph, gw, write, say, [*pids, *extra], streaming, splits, on_partition)
+    r.tell = on_progress or say
     r.progress_every_s = progress_every_s
     if counts is not None:  # filled as the run goes: a step's figures are final once its last partition is made
         r.counts = counts
@@ -339,7 +346,7 @@ def run_steps(
     finally:
         r.cancel()
         if progress_every_s is not None and r.counts:
-            say(r.progress_line(final=True))
+            r.tell(r.progress_line(final=True))
     if write:
         say(f"wrote the tables under {config.data_root}")
     return {name: concat_table(name, [r.done[(name, c)] for c in run[name]]) for name in made if name in kept}
@@ -348,7 +355,7 @@ def run_steps(
 PROGRESS_FIELDS = ("planned", "answered", "cached", "invalid", "failed", "cost_usd")
 
 PROGRESS_EVERY_S = 15.0
-"""How often a Dagster stage run, or ``interviewsim run``'s worker, logs its per-step counts (``progress_every_s``)."""
+"""How often a Dagster stage run, or ``interviewsim run``'s worker, says its progress line (``progress_every_s``)."""
 
 
 class _Run:
@@ -381,6 +388,7 @@ class _Run:
         self.counts: dict[str, dict[str, float]] = {}  # per step: planned, answered, cached, invalid, failed, cost
         self.node_counts: dict[Node, dict[str, float]] | None = None  # the same per partition, when asked for
         self.progress_every_s: float | None = None
+        self.tell = say  # the progress lines' destination (``run_steps``' ``on_progress``)
         self.started = time.monotonic()
         self.last_progress = self.started
 
@@ -389,7 +397,7 @@ class _Run:
         while self.unfinished:
             if self.progress_every_s is not None and time.monotonic() - self.last_progress >= self.progress_every_s:
                 self.last_progress = time.monotonic()
-                self.say(self.progress_line())
+                self.tell(self.progress_line())
             self._admit()
             worked = self._work_ready()
             if self.flight:
@@ -452,17 +460,9 @@ class _Run:
                 mine[field] += add[field]
 
     def progress_line(self, final: bool = False) -> str:
-        """One line per step with calls: what the run did so far (``progress_every_s``)."""
-        elapsed = max(1e-9, time.monotonic() - self.started)
-        parts = []
-        for step, c in self.counts.items():
-            parts.append(f"{step} {int(c['answered']):,}/{int(c['planned']):,} calls answered "
-                         f"({int(c['cached']):,} cached, {int(c['invalid']):,} invalid, {int(c['failed']):,} failed)")
-        sent = sum(c["answered"] - c["cached"] for c in self.counts.values())
-        cost = sum(c["cost_usd"] for c in self.counts.values())
-        head = "done" if final else "progress"
-        return (f"{head} after {elapsed:,.0f} s: " + "; ".join(parts)
-                + f"; ${cost:.4f} so far, {sent / elapsed:,.1f} calls/s sent")
+        """What the run did so far (``progress_every_s``): its partitions written of all it makes, its calls."""
+        total = len(self.g.order)
+        return _progress_line(self.counts, total - self.unfinished, total, time.monotonic() - self.started, final)
 
     def _send(self, node: Node, planned: list[PlannedCall]) -> None:
         known = [p for p in planned if p.unsent]  # known at planning (failed, or a calibration value): not sent
@@ -493,7 +493,7 @@ class _Run:
     def _run_wave(self, wave: dict[Node, list[PlannedCall]]) -> None:
         self.wave += 1
         batch = [p for planned in wave.values() for p in planned]
-        self.say(f"wave {self.wave}: {len(batch)} model calls for {', '.join(dict.fromkeys(s for s, _ in wave))}")
+        self.tell(f"wave {self.wave}: {len(batch):,} model calls for {', '.join(dict.fromkeys(s for s, _ in wave))}")
         results = run_calls(self.gw, batch)
         for node, planned in wave.items():
             self._count(node, results=(results[p.key] for p in planned))

@@ -8,7 +8,8 @@ Dagster were spent before its first call. It is the same scheduler over the same
 as ``run_evaluation`` (the default one of ``run_steps``), so a partition is the same whichever made it.
 
 Messages to the command, each a pickled tuple: ``("done", step, cell, Report)`` per partition written,
-``("progress", line)`` every ``PROGRESS_EVERY_S`` while calls are made, ``("end", why)`` once.
+``("progress", line)`` every ``PROGRESS_EVERY_S`` while calls are made (``progress.progress_line``: partitions
+written of the action's total, calls/s, time left; the command prints it), ``("end", why)`` once.
 """
 
 from __future__ import annotations
@@ -211,8 +212,10 @@ def _work(cfg_json: str, nodes: dict[str, list[tuple]], files: dict[str, str], p
         mine = per_node.pop((step.name, cell), None)
         say("done", step.name, tuple(cell), Report(out, mine if step.calls_models else None))
 
+    # Only the progress lines go to the command (it prints them): not the scheduler's line per personality
+    # done, a thousand lines at the paper's scale.
     run_steps(cfg, run, lambda pid: load_split(files[pid]), personalities, methods,
-              gateway=gateway, write=True, progress=lambda line: say("progress", line), keep=(),
+              gateway=gateway, write=True, on_progress=lambda line: say("progress", line), keep=(),
               on_partition=done, progress_every_s=PROGRESS_EVERY_S if gateway is not None else None,
               node_counts=per_node)
     if gateway is not None and hasattr(gateway, "raise_for_cache_errors"):

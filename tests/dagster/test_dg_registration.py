@@ -142,3 +142,36 @@ def test_a_scan_validates_again_only_the_files_changed_since_this_process_last_s
     again = registration.scan_corpus(tiny_corpus)
     assert sorted(validated) == sorted([PEOPLE[0], broken.parent.name])
     assert PEOPLE[0] not in again.valid and any("surprise" in p for p in again.problems)
+
+
+def test_registering_a_thousand_personalities_prints_a_few_lines_with_count_first_last_and_the_full_list(
+        tmp_path, monkeypatch):
+    """The paper's scale (issue 43): one line per list, not 1,000 ids in one line nor a line per id; every id
+    in the file the line names."""
+    from interviewsim_cli import app
+
+    ids = [f"SYN_{i:04d}" for i in range(1000)]
+    for pid in ids:
+        write_person(tmp_path / "corpus", pid, person_document(pid, n_interviews=2, pairs=1))
+    home = tmp_path / "home"
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    listed = home / "interviewsim_lists" / "registered.txt"
+
+    result = CliRunner().invoke(app, ["register", "--corpus", str(tmp_path / "corpus")])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [
+        f"registered 1,000 personality partition(s): SYN_0000 ... SYN_0999 (all 1,000: {listed})"]
+    assert listed.read_text(encoding="utf-8").splitlines() == ids
+
+    # The instance now holds them all; another corpus leaves them without a document: one line, not 1,000.
+    write_person(tmp_path / "other", "OTHER_ONE")
+    other = CliRunner().invoke(app, ["register", "--corpus", str(tmp_path / "other")])
+    assert other.exit_code == 0, other.output
+    stale = [line for line in other.output.splitlines() if "not in this corpus" in line]
+    assert len(stale) == 1 and "1,000 personalities, SYN_0000 ... SYN_0999" in stale[0], other.output
+    assert "--not-in" in stale[0]
+    assert (home / "interviewsim_lists" / "not_in_corpus.txt").read_text(encoding="utf-8").splitlines() == ids
+
+    gone = CliRunner().invoke(app, ["unregister", "--not-in", str(tmp_path / "other")])
+    assert gone.exit_code == 0, gone.output
+    assert len(gone.output.splitlines()) == 1 and gone.output.startswith("unregistered 1,000 personality partition(s)")

@@ -40,3 +40,28 @@ def test_the_late_imports_stop_when_the_job_arrives():
     first, then = out.splitlines()
     assert first == "1 False False"  # the job was there: nothing imported, the job is taken at once
     assert then.split()[1:] == ["True", "True", "True", "True"]  # no job yet: every late import done
+
+
+def test_the_worker_tells_the_command_its_progress_lines_and_no_line_per_personality(tmp_path):
+    """The command prints what the worker sends as progress (issue 43): a line per personality done would be a
+    thousand lines at the paper's scale; the last line counts every partition of the action as written."""
+    from pathlib import Path
+
+    from interviewsim_core.loader import index_corpus
+    from interviewsim_core.pipeline import worker
+    from interviewsim_core.pipeline.config import EvalConfig
+    from interviewsim_core.pipeline.runner import cells_of
+    from interviewsim_core.pipeline.steps import steps_for
+
+    sample = Path(worker.__file__).resolve().parents[1] / "sample_corpus"
+    cfg = EvalConfig(corpus=sample, data_root=tmp_path, methods=("simple",))
+    files = index_corpus(sample)
+    pids = sorted(files)[:2]
+    nodes = {s.name: [tuple(c) for c in cells_of(s, pids, ["simple"])] for s in steps_for(cfg)
+             if not s.writes_files and not s.curation}
+    said: list[tuple] = []
+    worker._work(cfg.model_dump_json(), nodes, {p: files[p] for p in pids}, pids, ["simple"], lambda *m: said.append(m))
+    lines = [m[1] for m in said if m[0] == "progress"]
+    n = sum(len(cells) for cells in nodes.values())
+    assert lines and lines[-1].startswith(f"done: {n} of {n} partitions written in "), lines
+    assert all(line.startswith("progress: ") for line in lines[:-1]), lines
