@@ -146,7 +146,7 @@ def _check_budget(cfg, personalities: list[str], methods, budget: Budget) -> dic
 
     from interviewsim_core.plan import has_price
 
-    models = [cfg.generator, cfg.builder, cfg.premise_judge, *cfg.judges]
+    models = [*cfg.effective_generators, cfg.builder, cfg.premise_judge, *cfg.judges]
     if not any(has_price(m) for m in models):
         if not all(m.model.startswith("offline/") for m in models):
             typer.echo("plan: no configured model has a price (a local server's model): $0, not planned; "
@@ -172,6 +172,9 @@ def _check_budget(cfg, personalities: list[str], methods, budget: Budget) -> dic
 
         cost, budget = usd_pair(result.cost_usd, limit)
         over = f"the plan costs {cost}, more than max_cost_usd {budget}"
+        if len(cfg.effective_generators) > 1:  # which generator's answers (and their judgments) cost what
+            over += " (" + "; ".join(f"{label} ${v['cost_usd']:.2f}" for label, v in
+                                     sorted(result.by_generator(cfg.generator_of).items())) + ")"
         if not _is_tty():
             _fail(f"{over}: not started; pass --yes to accept it, or raise --max-cost", outcome.EXIT_OVER_BUDGET)
         if not typer.confirm(f"{over}. Start anyway?", default=False):
@@ -323,6 +326,9 @@ def _run_options(
     methods: Optional[str] = typer.Option(None, "--methods", help="Comma-separated methods to run (default: all configured)."),
     personalities: Optional[str] = typer.Option(None, "--personalities", help="Comma-separated personality ids (default: all)."),
     generator: Optional[str] = typer.Option(None, "--generator", help="litellm model string of the generator."),
+    generators: Optional[str] = typer.Option(
+        None, "--generators", help="Comma-separated generators compared in one study (the first is --generator); "
+        "the others' methods are keyed <label>/<method> (README, 'Comparing generators')."),
     judges: Optional[str] = typer.Option(None, "--judges", help="Comma-separated judge model strings."),
     builder: Optional[str] = typer.Option(None, "--builder", help="Model building fact summaries, atomic and MCQ items."),
     premise_judge: Optional[str] = typer.Option(None, "--premise-judge", help="Model of the two-pass premise judge."),
@@ -405,7 +411,7 @@ def _resolve_run_options(*, config: Optional[Path], methods: Optional[str], pers
         check_retrieval_embedder(cfg, chosen_methods)  # the methods this run materialises, not every configured one
     except ConfigError as exc:
         _fail(f"error: {exc}")
-    return RunSelection(cfg, _split(personalities), chosen_methods)
+    return RunSelection(cfg, _split(personalities), list(cfg.method_keys(chosen_methods)) if chosen_methods else None)
 
 
 @with_run_options
@@ -484,10 +490,21 @@ def plan(
         _fail(f"error: {exc}")
     except InputValidationError as exc:
         _fail(f"error: {exc}", outcome.EXIT_INPUT_REFUSED)
+    several = len(selection.cfg.effective_generators) > 1
+    by_generator = result.by_generator(selection.cfg.generator_of) if several else None
     if as_json:
-        typer.echo(json.dumps({**result.to_json(), **({"curation": curation.to_json()} if curation else {})}, indent=2))
+        typer.echo(json.dumps({**result.to_json(), **({"by_generator": by_generator} if several else {}),
+                               **({"curation": curation.to_json()} if curation else {})}, indent=2))
     else:
         typer.echo(result.table())
+        if by_generator:
+            typer.echo(generator_lines(by_generator))
+
+
+def generator_lines(by_generator: dict) -> str:
+    """The plan's calls to send and cost per generator (its answers and their judgments), a line each."""
+    return "by generator:\n" + "\n".join(f"  {label}: {v['to_send']:,} calls to send, ${v['cost_usd']:.4f}"
+                                         for label, v in sorted(by_generator.items()))
 
 DEMO_INPUT = "demo_input"
 """The demo's inputs, under its data root: the sample's raw transcripts (``transcripts/``) and their curation (``corpus/``)."""

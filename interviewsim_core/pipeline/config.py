@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -78,6 +79,17 @@ def _default_methods() -> tuple[str, ...]:
     return tuple(m if isinstance(m, str) else m.name for m in DEFAULT_METHODS)
 
 
+_LABEL = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def generator_label(model: ModelConfig) -> str:
+    """A generator's short name in method keys and tables: its ``label``, else its model string after the provider
+    (``openai/gpt-4.1`` -> ``gpt-4.1``; a per-personality template loses its braces: ``lora-personality_id``)."""
+    if model.label:
+        return model.label
+    return model.model.rsplit("/", 1)[-1].replace("{", "").replace("}", "")
+
+
 def _offline(label: str | None = None) -> ModelConfig:
     return ModelConfig(model=OFFLINE_MODEL, label=label)
 
@@ -103,6 +115,10 @@ class EvalConfig(BaseModel):
     """Method names (presets or the ``<strategy>-<n>[-<n>]`` grammar) evaluated for every personality."""
     generator: ModelConfig = Field(default_factory=_offline)
     """The model that simulates the personality (answers held-out questions and MCQs)."""
+    generators: tuple[ModelConfig, ...] | None = None
+    """Several models simulating the personality, compared in one study; the first is ``generator``. Each other
+    one's methods are the method keys ``<label>/<method>`` (``generator_label``); the calibration methods call no
+    generator and are shared. Unset: ``generator`` alone."""
     judges: tuple[ModelConfig, ...] = Field(default_factory=lambda: (_offline(),))
     """CS, FC and PS judges. Every metric is reported per judge, never averaged across them."""
     builder: ModelConfig = Field(default_factory=_offline)
@@ -313,6 +329,40 @@ class EvalConfig(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _generators_and_method_keys(self) -> EvalConfig:
+        # Validators of a frozen model may settle derived fields: ``generator`` is the first of ``generators``, and
+        # ``methods`` holds every method key, so everything keyed by method (partitions, tables, the plan) has them.
+        from ..strategies import split_key
+
+        gens = self.generators or ()
+        if gens:
+            if "generator" in self.model_fields_set and self.generator != gens[0]:
+                raise ValueError(f"generator ({self.generator.model}) and the first of generators ({gens[0].model}) "
+                                 "differ: give one of them")
+            self.__dict__["generator"] = gens[0]
+        labels = [generator_label(g) for g in gens]
+        problems = [f"generator label {label!r} is used twice (set label: on each)" for label in sorted(set(labels))
+                    if labels.count(label) > 1]
+        problems += [f"generator label {label!r} may hold only letters, digits and . _ - (set label:)"
+                     for label in labels if not _LABEL.fullmatch(label)]
+        others = set(labels[1:])
+        problems += [f"method {m!r} names generator {split_key(m)[0]!r}, which is not among the other generators "
+                     f"({', '.join(sorted(others)) or 'none'})" for m in self.methods
+                     if split_key(m)[0] is not None and split_key(m)[0] not in others]
+        if problems:
+            raise ValueError("; ".join(problems))
+        if len(gens) > 1:
+            self.__dict__["methods"] = self.method_keys(self.methods)
+        return self
+
+    def method_keys(self, names: Iterable[str]) -> tuple[str, ...]:
+        """The method keys ``names`` select (``--methods``): each as given and, for a method named without a
+        generator, every other generator's key of it (``simple`` -> ``simple``, ``claude/simple``)."""
+        from ..strategies import expand_keys
+
+        return expand_keys(names, [generator_label(g) for g in (self.generators or ())[1:]])
+
+    @model_validator(mode="after")
     def _cron_shape(self) -> EvalConfig:
         if len(self.rescore_cron.split()) != 5:
             raise ValueError(f"rescore_cron must have five fields, got {self.rescore_cron!r}")
@@ -345,6 +395,32 @@ class EvalConfig(BaseModel):
     @property
     def effective_generator(self) -> ModelConfig:
         return self.resolve(self.generator)
+
+    @property
+    def effective_generators(self) -> tuple[ModelConfig, ...]:
+        """Every generator of the study, resolved, the first being ``effective_generator``."""
+        return tuple(self.resolve(g) for g in (self.generators or (self.generator,)))
+
+    def generator_for(self, method_key: str) -> ModelConfig:
+        """The generator a method key's answers come from (resolved): ``<label>/...`` that label's, else the first."""
+        from ..strategies import split_key
+
+        label = split_key(method_key)[0]
+        if label is None:
+            return self.effective_generator
+        for g in self.effective_generators[1:]:
+            if generator_label(g) == label:
+                return g
+        raise ConfigError(f"method {method_key!r} names generator {label!r}, which this configuration does not have")
+
+    def generator_of(self, method_key: str) -> str:
+        """The label of the generator a method key's answers come from; "" for a calibration method (no generator)."""
+        from ..strategies import split_key
+        from ..strategies.calibration import CALIBRATION_METHODS
+
+        if method_key in CALIBRATION_METHODS:
+            return ""
+        return split_key(method_key)[0] or generator_label(self.generator)
 
     @property
     def effective_judges(self) -> tuple[ModelConfig, ...]:
@@ -433,14 +509,16 @@ class EvalConfig(BaseModel):
         layered: dict[str, Any] = {}
         file = config_file or (Path(env[ENV_PREFIX + "CONFIG"]) if env.get(ENV_PREFIX + "CONFIG") else None)
         if file is not None:
-            layered.update(_read_file(Path(file)))
-        layered.update(_from_env(env))
+            _layer(layered, _read_file(Path(file)))
+        _layer(layered, _from_env(env))
+        flags: dict[str, Any] = {}
         for key, value in (overrides or {}).items():
             if value is None:
                 continue
             if key not in cls.model_fields:
                 raise ConfigError(f"unknown setting {key!r}; known: {sorted(cls.model_fields)}")
-            layered[key] = _coerce(key, value)
+            flags[key] = _coerce(key, value)
+        _layer(layered, flags)
         try:
             return cls(**layered)
         except ValidationError as exc:
@@ -472,6 +550,15 @@ class EvalConfig(BaseModel):
         return cls.load(env=os.environ if env is None else env, overrides=overrides).resolved()
 
 
+def _layer(layered: dict[str, Any], layer: Mapping[str, Any]) -> None:
+    """``layer`` over ``layered`` (file < environment < flags). ``generator`` and ``generators`` are one setting:
+    a later layer's ``--generator X`` means the list of one, a later ``generators`` replaces an earlier generator."""
+    for one, other in (("generator", "generators"), ("generators", "generator")):
+        if one in layer and other not in layer:
+            layered.pop(other, None)
+    layered.update(layer)
+
+
 def _split_list(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
@@ -487,7 +574,7 @@ def _coerce(key: str, value: Any) -> Any:
     """Turn the textual forms used by env vars, flags and files into field values."""
     if key in _MODEL_FIELDS:
         return _model(value)
-    if key == "judges":
+    if key in ("judges", "generators") and value is not None:
         items = _split_list(value) if isinstance(value, str) else list(value)
         return [_model(v) for v in items]
     if key == "methods":
@@ -564,8 +651,8 @@ def judge_identity(judge: ModelConfig, contract_names: tuple[str, ...] | list[st
 
 
 def real_models(config: EvalConfig) -> list[str]:
-    """Model strings of the generator and judges that call a provider (not ``offline/...``)."""
-    roles = [config.effective_generator, *config.effective_judges]
+    """Model strings of the generators and judges that call a provider (not ``offline/...``)."""
+    roles = [*config.effective_generators, *config.effective_judges]
     return list(dict.fromkeys(m.model for m in roles if not m.model.startswith(OFFLINE_PREFIX)))
 
 

@@ -209,18 +209,23 @@ class Step:
         return self.plan is not None
 
     def models(self, cfg: EvalConfig) -> list:
-        return [m for role in self.roles for m in models_for(cfg, role)]
+        """Every model the step may call: pools, prices and the plan count each generator of the study."""
+        return [m for role in self.roles
+                for m in (cfg.effective_generators if role is Role.GENERATOR else models_for(cfg, role))]
 
     def code_version(self, cfg: EvalConfig) -> str | None:
         """The models' identities (output-affecting config, prompt and parser versions) + row settings.
 
         ``None`` for a step with no ``roles``: its code is its version. A judge change changes exactly
         the versions of the steps whose roles include the judges, which is what re-scoring keys on. (A
-        compute step may name roles and contracts too, when its rows mean something per model.)
+        compute step may name roles and contracts too, when its rows mean something per model.) Of the
+        generators it names the first only: the others' answers have partitions of their own (``<label>/<method>``),
+        so adding one leaves every existing partition current (each is an aspect of the study, ``study``).
         """
         if not self.roles:
             return None
-        return model_version(self.models(cfg), self.contracts, **self.version_settings(cfg))
+        return model_version([m for role in self.roles for m in models_for(cfg, role)], self.contracts,
+                             **self.version_settings(cfg))
 
 
 def models_for(cfg: EvalConfig, role: Role) -> list:
@@ -371,7 +376,7 @@ def _plan_generations(env, cell, inputs):
     from . import generation
 
     pid, method = cell
-    return generation.plan_generations(env.split(pid), method, env.config.effective_generator,
+    return generation.plan_generations(env.split(pid), method, env.config.generator_for(method),
                                        seed=env.config.seed, **_retrieval(env, pid, method), **_peer(env, pid, method))
 
 
@@ -379,7 +384,7 @@ def _plan_mcq_answers(env, cell, inputs):
     from . import mcq
 
     pid, method = cell
-    return mcq.plan_mcq_answers(env.split(pid), inputs["mcq_items"], method, env.config.effective_generator,
+    return mcq.plan_mcq_answers(env.split(pid), inputs["mcq_items"], method, env.config.generator_for(method),
                                 seed=env.config.seed, **_retrieval(env, pid, method), **_peer(env, pid, method))
 
 

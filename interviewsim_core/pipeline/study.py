@@ -6,7 +6,8 @@ and ``leaderboard.parquet`` mixed two judges with nothing saying so. The claims 
 two configurations from writing *at the same time*; this module keeps them from writing one data root at all.
 
 ``<data_root>/study.json`` holds, per **aspect** that changes results (each model role with its prompt and
-parser versions and the settings that change its rows, ``steps.model_version``; the retrieval embedder), what
+parser versions and the settings that change its rows, ``steps.model_version``; each generator after the first;
+the retrieval embedder), what
 it is shown as and its identity, and the methods written so far. Every writer enters the study before it
 writes (``enter``): the first one records it; one whose aspects all match extends it (new methods and
 personalities are more of the same study, not a change); one that differs in any aspect is refused with one
@@ -28,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from ..atomic_files import atomic_write_text
 from ..dataroot import as_root, exists
 from ..errors import ConfigError
-from .config import EvalConfig
+from .config import EvalConfig, generator_label
 from .data_root_claims import Claim, claim, config_identity
 from .steps import STEPS, Role, model_version, models_for
 
@@ -77,6 +78,10 @@ def study_of(cfg: EvalConfig, methods=None) -> Study:
         name = role.value.replace("_", " ")
         aspects[name] = Aspect(shown=", ".join(m.name for m in models),
                                identity=model_version(models, contracts, **settings))
+        if role is Role.GENERATOR:  # each other generator is an aspect of its own: adding one extends the study
+            for g in cfg.effective_generators[1:]:
+                aspects[f"generator {generator_label(g)}"] = Aspect(
+                    shown=g.name, identity=model_version([g], contracts, **settings))
     embedding = cfg.effective_embedding
     aspects["embedding model"] = Aspect(shown=embedding.name, identity=_digest(embedding.identity()))
     return Study(aspects=aspects, methods=tuple(sorted(str(m) for m in (methods or cfg.methods))))
@@ -140,9 +145,10 @@ def enter(data_root, current: Study, *, rescore: bool = False) -> Study:
     recorded = read(data_root)
     if recorded is not None:
         methods = tuple(sorted(set(recorded.methods) | set(current.methods)))
-        if methods == recorded.methods and recorded.aspects == current.aspects:
+        aspects = {**recorded.aspects, **current.aspects}  # a generator this run does not name stays in the study
+        if methods == recorded.methods and recorded.aspects == aspects:
             return recorded
-        current = current.model_copy(update={"methods": methods})
+        current = current.model_copy(update={"methods": methods, "aspects": aspects})
     current = current.model_copy(update={"recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     atomic_write_text(path_of(data_root), current.model_dump_json(indent=2))
     return current

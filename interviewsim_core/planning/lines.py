@@ -87,6 +87,18 @@ class RunPlan(BaseModel):
                 "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
                 "cost_usd": round(self.cost_usd, 6)}
 
+    def by_generator(self, generator_of) -> dict[str, dict[str, float | int]]:
+        """Calls to send and their cost per generator (``EvalConfig.generator_of`` of each line's method key): its
+        answers and every judgment of them. "shared": what no generator's answers need (the split's artefacts,
+        the calibration methods, the personality-level steps)."""
+        out: dict[str, dict[str, float | int]] = {}
+        for line in self.lines:
+            label = (generator_of(line.method) if line.method else "") or "shared"
+            total = out.setdefault(label, {"to_send": 0, "cost_usd": 0.0})
+            total["to_send"] += line.to_send
+            total["cost_usd"] += line.cost_usd
+        return {k: {"to_send": v["to_send"], "cost_usd": round(v["cost_usd"], 6)} for k, v in out.items()}
+
     def to_json(self) -> dict:
         return {"totals": self.totals(), "lines": [{**line.model_dump(), "to_send": line.to_send} for line in self.lines]}
 

@@ -110,6 +110,15 @@ def resolve_method(name_or_spec: str | MethodSpec) -> MethodSpec:
         return name_or_spec
     if not isinstance(name_or_spec, str):
         raise ConfigError(f"a method is a name or a MethodSpec, got {name_or_spec!r}")
+    label, base = split_key(name_or_spec)
+    if label is not None:  # another generator's method: the same strategy, labelled with its key
+        from .calibration import CALIBRATION_METHODS
+
+        if base in CALIBRATION_METHODS:
+            raise ConfigError(f"method {name_or_spec!r}: the calibration method {base!r} calls no generator and is "
+                              f"shared by every generator; write {base!r}")
+        spec = resolve_method(base)
+        return MethodSpec(name=name_or_spec, strategy=spec.strategy, params=dict(spec.params))
     name = name_or_spec
     if name in PRESETS:
         return PRESETS[name]
@@ -120,6 +129,29 @@ def resolve_method(name_or_spec: str | MethodSpec) -> MethodSpec:
         return MethodSpec(name=name, strategy=parsed[0], params=parsed[1])
     except ConfigError as exc:
         raise ConfigError(f"invalid method {name!r} ({exc}); valid names are {valid_names()}") from None
+
+
+GENERATOR_SEPARATOR = "/"
+"""Between a generator's label and a method in a method key: ``claude-sonnet-4-6/chrono-100``."""
+
+
+def split_key(key: str) -> tuple[str | None, str]:
+    """(generator label, method) of a method key; the label is ``None`` for the study's first generator, whose keys
+    are the plain method names (so a study that adds a generator keeps every partition it had)."""
+    label, sep, method = key.partition(GENERATOR_SEPARATOR)
+    return (label, method) if sep else (None, key)
+
+
+def expand_keys(methods: Iterable[str], labels: Iterable[str]) -> tuple[str, ...]:
+    """The method keys of a study with more than one generator: each method as named (the first generator's, and
+    the calibration methods, which call no generator and are shared), then ``<label>/<method>`` for each other
+    generator's ``labels`` and each generation method. Idempotent: keys already there stay, once."""
+    from .calibration import CALIBRATION_METHODS
+
+    methods = list(methods)
+    plain = [m for m in methods if split_key(m)[0] is None]
+    extra = [f"{label}{GENERATOR_SEPARATOR}{m}" for label in labels for m in plain if m not in CALIBRATION_METHODS]
+    return tuple(dict.fromkeys([*methods, *extra]))
 
 
 def resolve_methods(names: list[str] | tuple[str, ...]) -> list[MethodSpec]:

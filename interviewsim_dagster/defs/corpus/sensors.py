@@ -12,6 +12,8 @@ Each tick also records the source version of every registered personality whose 
 
 import dagster as dg
 
+from interviewsim_core.id_lists import summarise_ids
+
 from ...registration import manifest_personalities, parse_cursor, scan_corpus
 from ...resources import CorpusResource, EvalConfigResource
 from .partitions import PERSONALITY, personality_partitions
@@ -37,15 +39,17 @@ def personality_registration(context: dg.SensorEvaluationContext, corpus: Corpus
     for problem in scan.problems:
         context.log.warning(f"not registered: {problem}")
     if new:
-        context.log.info(f"registering {len(new)} personalit{'y' if len(new) == 1 else 'ies'}: {', '.join(new)}")
+        context.log.info(f"registering {len(new)} personalit{'y' if len(new) == 1 else 'ies'}: "
+                         f"{summarise_ids(new, 'the personality partitions (Deployment > Partitions)')}")
     requests = [personality_partitions.build_add_request(new)] if new else []
     # The known ones only: a partition added by this very result cannot take an observation yet (next tick).
     observed = changed(context.instance, eval_config.get(), sorted(known), scan.valid)
     if observed:
         ids = [str(o.partition) for o in observed]
+        shown = summarise_ids(ids, "the personality_sources asset's observations")
         context.log.info(f"recorded the source version of {len(ids)} personalit{'y' if len(ids) == 1 else 'ies'} "
-                         f"({ids[0]}{' .. ' + ids[-1] if len(ids) > 1 else ''}): newly registered, or their files "
-                         "changed (what was made from the old files now shows stale)")
+                         f"({shown}): newly registered, or their files changed (what was made from the old files "
+                         "now shows stale)")
     skip = None
     if not new and not observed:
         skip = f"no new personalities ({len(scan.valid)} valid in {corpus.path}), no source changed"
