@@ -303,10 +303,12 @@ class DagsterUI:
         """What the job page's "Materialize all" dialog sends for a backfill (Dagster's
         ``LaunchAssetChoosePartitionsDialog``, job target): the job's assets, the partition names
         and the job's partition set, which makes it a job backfill rather than an asset backfill."""
-        assets = self.gql("query($s: PipelineSelector!) { assetNodes(pipeline: $s) { assetKey { path } } }",
-                          {"s": {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY,
-                                 "pipelineName": job}})["assetNodes"]
-        return {"tags": [], "assetSelection": [a["assetKey"] for a in assets], "partitionNames": list(partitions),
+        assets = self.gql("query($s: PipelineSelector!) { assetNodes(pipeline: $s) { assetKey { path } "
+                          "isMaterializable } }", {"s": {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY,
+                                                         "pipelineName": job}})["assetNodes"]
+        assets = [a for a in assets if a["isMaterializable"]]  # the job's sources (personality_sources) are not made
+        return {"tags": [], "assetSelection": [{"path": a["assetKey"]["path"]} for a in assets],
+                "partitionNames": list(partitions),
                 "fromFailure": False,
                 "selector": {"partitionSetName": f"{job}_partition_set",
                              "repositorySelector": {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY}}}
