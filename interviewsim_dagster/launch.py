@@ -321,9 +321,11 @@ def _record_side_by_side(defs, instance, specs, progress, run_config, tags: dict
             # are quieted again until the last has ended (a second Ctrl-C stops waiting). Then
             # ``_terminal_kept`` restores the terminal for the command's last lines.
             worker.interrupted.set()
-            while any(th.is_alive() for th in threads):
+            # One look per turn: a thread may end between two looks (``next`` over a second look raised
+            # StopIteration there, and the command exited 1 instead of 130: CI, issue 45's stop).
+            while alive := [th for th in threads if th.is_alive()]:
                 _quiet()
-                next(th for th in threads if th.is_alive()).join(0.05)
+                alive[0].join(0.05)
             raise
     outcomes: list[RunOutcome] = []
     for k, (i, spec) in enumerate(runs):

@@ -162,7 +162,7 @@ def test_dagster_dev_serves_the_asset_graph(tiny_corpus, tmp_path):
                 names = {"/".join(n["assetKey"]["path"]) for n in (body.get("data") or {}).get("assetNodes") or []}
             except OSError:
                 time.sleep(1.0)
-        assert names == set(EXPECTED)
+        assert names == set(_sourced(EXPECTED))
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
