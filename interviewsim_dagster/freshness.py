@@ -28,9 +28,8 @@ from interviewsim_core.pipeline.storage import partition_path
 
 from .batching import FAILED_CALLS
 from .defs.corpus.partitions import METHOD, PERSONALITY, dims_of, pxm_key
+from .defs.corpus.sources import DATA_VERSION_TAG
 from .versioning import SPLIT_VERSION, transcripts_changed
-
-DATA_VERSION_TAG = "dagster/data_version"
 
 CODE_VERSION_TAG = "dagster/code_version"
 

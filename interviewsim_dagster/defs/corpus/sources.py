@@ -35,6 +35,7 @@ from .partitions import personality_partitions
 SOURCE = "personality_sources"
 SOURCE_KEY = dg.AssetKey(SOURCE)
 DATA_VERSION_TAG = "dagster/data_version"
+"""The tag Dagster reads a materialisation's or observation's data version from (``freshness`` reads it too)."""
 
 personality_sources = dg.AssetSpec(
     SOURCE_KEY, partitions_def=personality_partitions, group_name="corpus",
