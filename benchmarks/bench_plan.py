@@ -13,6 +13,10 @@ dry-run through the runner with the offline model) is measured on the first pape
 (it needs minutes per personality); ``--before`` also measures both on the issue's corpus of 100
 small personalities (5 interviews x 2 pairs, default methods), where the old one needs ~85 s.
 
+Generators (issue 44): the planner at 1,000 small personalities (5 interviews x 2 pairs) x the eleven default
+methods x 4 generators (each an offline model name: no model is called), against the same with one generator;
+target at most ``GENERATORS_TARGET_MS`` (1 ms) of CPU per planned call. ``--quick``: 100 small personalities.
+
 Usage: ``python -m benchmarks.bench_plan [--quick] [--before] [--keep DIR]``; ``--quick``: 100
 paper personalities only.
 """
@@ -35,6 +39,8 @@ TARGET_MS = 0.5
 AIM_MS = 0.1
 TARGET_RSS_MB = 1024
 BENCH_METHODS = ("simple", "chrono-100", "memory-10")
+GENERATORS_TARGET_MS = 1.0
+GENERATORS = ("offline/extractive", "offline/terse", "offline/third", "offline/fourth")
 
 
 def small_corpus(out: Path, n: int, seed: int = 0) -> Path:
@@ -52,7 +58,7 @@ def small_corpus(out: Path, n: int, seed: int = 0) -> Path:
     return out
 
 
-def worker(which: str, corpus: str, methods: str, limit: int) -> None:
+def worker(which: str, corpus: str, methods: str, limit: int, generators: int = 1) -> None:
     """One measurement (run in a child process): prints {"calls", "cpu_s"} as JSON."""
     sys.path.insert(0, str(REPO / "tests" / "core" / "pipeline"))
     from interviewsim_core.llm.transport import litellm_module
@@ -64,7 +70,8 @@ def worker(which: str, corpus: str, methods: str, limit: int) -> None:
 
     with tempfile.TemporaryDirectory() as data:
         cfg = EvalConfig(corpus=corpus, data_root=data,
-                         **({} if methods == "default" else {"methods": tuple(methods.split(","))}))
+                         **({} if methods == "default" else {"methods": tuple(methods.split(","))}),
+                         **({"generators": GENERATORS[:generators]} if generators > 1 else {}))
         pids = sorted(os.listdir(corpus))[:limit] if limit else None
         t0 = time.process_time()
         if which == "old":
@@ -79,10 +86,10 @@ def worker(which: str, corpus: str, methods: str, limit: int) -> None:
     print(json.dumps({"calls": calls, "cpu_s": cpu}))
 
 
-def measure(which: str, corpus: Path, methods: str, limit: int = 0) -> dict:
+def measure(which: str, corpus: Path, methods: str, limit: int = 0, generators: int = 1) -> dict:
     """Run one measurement in a child and add its peak RSS (this child's own, from wait4)."""
     proc = subprocess.Popen([sys.executable, "-m", "benchmarks.bench_plan", "--worker", which, str(corpus), methods,
-                             str(limit)], cwd=REPO, stdout=subprocess.PIPE, text=True)
+                             str(limit), str(generators)], cwd=REPO, stdout=subprocess.PIPE, text=True)
     out = proc.stdout.read()  # type: ignore[union-attr]
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -104,11 +111,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quick", action="store_true", help="100 paper personalities only")
     ap.add_argument("--before", action="store_true", help="also the issue's 100 small personalities, old vs new")
     ap.add_argument("--keep", type=Path, default=None, help="reuse/keep the generated corpora in this folder")
-    ap.add_argument("--worker", nargs=4, metavar=("WHICH", "CORPUS", "METHODS", "LIMIT"), help=argparse.SUPPRESS)
+    ap.add_argument("--worker", nargs=5, metavar=("WHICH", "CORPUS", "METHODS", "LIMIT", "GENERATORS"),
+                    help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
-        which, corpus, methods, limit = args.worker
-        worker(which, corpus, methods, int(limit))
+        which, corpus, methods, limit, generators = args.worker
+        worker(which, corpus, methods, int(limit), int(generators))
         return
     from benchmarks.scale_corpus import generate_corpus
 
@@ -151,7 +159,25 @@ def main(argv: list[str] | None = None) -> None:
             print(_row("old dry-run", o))
             print(_row("new", nw))
             print(f"ratio old/new: CPU {o['cpu_s'] / nw['cpu_s']:.1f}x, peak memory {o['rss_mb'] / nw['rss_mb']:.1f}x")
+        ok &= _generators(root, 100 if args.quick else 1000)
     print(f"bench_plan {'PASS' if ok else 'FAIL'}")
+
+
+def _generators(root: Path, n: int) -> bool:
+    """Issue 44's planning target: CPU per planned call with 4 generators, and beside it with one."""
+    small = root / f"small_{n}"
+    if not small.is_dir():
+        small_corpus(small, n)
+    one, four = measure("new", small, "default"), measure("new", small, "default", generators=len(GENERATORS))
+    print(f"generators: {n:,} small personalities (5 interviews x 2 pairs) x the default methods")
+    print(_row("new, 1 generator", one))
+    print(_row(f"new, {len(GENERATORS)} generators", four))
+    passed = four["ms_per_call"] <= GENERATORS_TARGET_MS
+    print(f"{len(GENERATORS)} generators: {four['calls'] / max(1, one['calls']):.2f}x the calls of one, "
+          f"{four['ms_per_call']:.3f} ms/call ({four['ms_per_call'] / max(one['ms_per_call'], 1e-9):.2f}x one "
+          f"generator's; target <= {GENERATORS_TARGET_MS}, ratio {four['ms_per_call'] / GENERATORS_TARGET_MS:.2f} "
+          f"of target) {'PASS' if passed else 'FAIL'}")
+    return passed
 
 
 if __name__ == "__main__":

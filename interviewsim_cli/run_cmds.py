@@ -168,13 +168,9 @@ def _check_budget(cfg, personalities: list[str], methods, budget: Budget) -> dic
                "(per step: interviewsim plan)")
     limit = cfg.max_cost_usd
     if limit is not None and result.cost_usd > limit and not budget.yes:
-        from interviewsim_core.plan import usd_pair
+        from interviewsim_core.plan import over_budget
 
-        cost, budget = usd_pair(result.cost_usd, limit)
-        over = f"the plan costs {cost}, more than max_cost_usd {budget}"
-        if len(cfg.effective_generators) > 1:  # which generator's answers (and their judgments) cost what
-            over += " (" + "; ".join(f"{label} ${v['cost_usd']:.2f}" for label, v in
-                                     sorted(result.by_generator(cfg.generator_of).items())) + ")"
+        over = over_budget(result, limit, cfg.generator_of if len(cfg.effective_generators) > 1 else None)
         if not _is_tty():
             _fail(f"{over}: not started; pass --yes to accept it, or raise --max-cost", outcome.EXIT_OVER_BUDGET)
         if not typer.confirm(f"{over}. Start anyway?", default=False):
@@ -515,7 +511,7 @@ def demo(
     verbose: bool = typer.Option(False, "--verbose", help="Also print Dagster's own step log."),
 ) -> None:
     """Curate the shipped synthetic sample from raw transcripts, then evaluate it, with the offline model (no keys,
-    no network).
+    no network), and compare it with a second offline generator (``offline/terse``).
 
     The sample's 60 interviews are written as raw transcripts (plain text, WebVTT, SRT, diarised JSON) and a
     manifest under ``<data root>/demo_input/transcripts/``; ``run``'s curation stage curates them into
@@ -524,7 +520,7 @@ def demo(
     """
     from interviewsim_core.curation.corpus import CATEGORIES_NAME
     from interviewsim_core.curation.sample_transcripts import write_sample_transcripts
-    from interviewsim_core.pipeline.config import OFFLINE_MODEL, EvalConfig
+    from interviewsim_core.pipeline.config import OFFLINE_MODEL, OFFLINE_TERSE_MODEL, EvalConfig
     from interviewsim_core.strategies import DEFAULT_METHODS
     from interviewsim_core.strategies.calibration import CALIBRATION_METHODS
 
@@ -535,7 +531,8 @@ def demo(
         manifest = write_sample_transcripts(inputs / "transcripts")
     overrides = {"data_root": data_root, "transcripts": inputs / "transcripts", "manifest": manifest, "corpus": corpus,
                  "categories_csv": corpus / CATEGORIES_NAME,
-                 "generator": OFFLINE_MODEL, "judges": OFFLINE_MODEL,
+                 # Two generators (issue 44): the report's generator table and paired tests compare them.
+                 "generators": f"{OFFLINE_MODEL},{OFFLINE_TERSE_MODEL}", "judges": OFFLINE_MODEL,
                  "builder": OFFLINE_MODEL, "premise_judge": OFFLINE_MODEL,
                  # The paper's PS judge stability check costs nothing offline, so the demo's report shows it.
                  "ps_stability": True,

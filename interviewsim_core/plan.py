@@ -34,7 +34,7 @@ from .planning.tokens import EXPECTED_COMPLETION_TOKENS, TOKENS_PER_WORD, comple
 
 # The planner's public face (``planning/`` is its machinery): its plans, lines and estimates are named here.
 __all__ = ["EXPECTED_COMPLETION_TOKENS", "TOKENS_PER_WORD", "PlanLine", "RunPlan", "completion_tokens",
-           "has_price", "mean_answer_tokens", "plan_curation_of", "plan_line", "plan_run", "usd_pair"]
+           "has_price", "mean_answer_tokens", "over_budget", "plan_curation_of", "plan_line", "plan_run", "usd_pair"]
 
 
 def usd_pair(cost: float, limit: float) -> tuple[str, str]:
@@ -54,6 +54,30 @@ def usd_pair(cost: float, limit: float) -> tuple[str, str]:
                                  and text(cost, decimals) != text(limit, decimals)):
         decimals += 1
     return text(cost, decimals), text(limit, decimals)
+
+
+def over_budget(plan: RunPlan, limit: float, generator_of=None) -> str:
+    """"the plan costs $X, more than max_cost_usd $Y", and with ``generator_of`` (``EvalConfig.generator_of``, given
+    when the study has several generators) each generator's share and the one whose calls push it over.
+
+    Why: with several generators the total alone does not tell a researcher what to drop; the generator whose
+    answers and judgments, left out, bring the plan within the budget (the dearest such one) does. The CLI and
+    the Dagster budget gate say the same sentence.
+    """
+    cost, budget = usd_pair(plan.cost_usd, limit)
+    text = f"the plan costs {cost}, more than max_cost_usd {budget}"
+    if generator_of is None:
+        return text
+    shares = sorted(plan.by_generator(generator_of).items(), key=lambda kv: (-kv[1]["cost_usd"], kv[0]))
+    pushers = [label for label, v in shares if label != "shared" and plan.cost_usd - v["cost_usd"] <= limit]
+    parts = [f"{label} {usd_pair(float(v['cost_usd']), limit)[0]} ({int(v['to_send']):,} calls)"
+             for label, v in shares]
+    text += " (" + "; ".join(parts) + ")"
+    if pushers:
+        text += f": generator {pushers[0]}'s calls push it over (without them it is within the budget)"
+    else:
+        text += ": no single generator's calls push it over (leaving out any one still exceeds the budget)"
+    return text
 
 
 def has_price(model: ModelConfig) -> bool:

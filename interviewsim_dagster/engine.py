@@ -257,20 +257,20 @@ def _gate(context: dg.AssetExecutionContext, cfg: EvalConfig, selected: Sequence
     limit = cfg.max_cost_usd
     if limit is None or plan.cost_usd <= limit:
         return
-    from interviewsim_core.plan import usd_pair
+    from interviewsim_core.plan import over_budget
 
-    cost, budget = usd_pair(plan.cost_usd, limit)
     approved = _float(context.run.tags.get(APPROVE_TAG))
     if approved is not None and plan.cost_usd <= approved + 1e-9:
-        context.log.info(f"plan {cost} over max_cost_usd {budget}, approved up to ${approved:g}")
+        context.log.info(f"{over_budget(plan, limit)}, approved up to ${approved:g}")
         return
     need = math.ceil(plan.cost_usd * 100) / 100
+    several = cfg.generator_of if len(cfg.effective_generators) > 1 else None
     # A refusal is an expected outcome, not a bug: one message saying what to do, the plan as the failure's
     # metadata, and no retry (a retry policy would only refuse again). Dagster still attaches the stack of
     # the raise to every step failure and copies it onto the run's failure event (docs/DESIGN.md).
     raise dg.Failure(
-        f"Refused by the budget gate: this run's plan costs {cost} ({totals['to_send']:,} calls to send), more "
-        f"than max_cost_usd {budget}. Not started, no model was called. To approve it, launch again with the run "
+        f"Refused by the budget gate: {over_budget(plan, limit, several)} ({totals['to_send']:,} calls to send). "
+        f"Not started, no model was called. To approve it, launch again with the run "
         f"tag {APPROVE_TAG}={need:.2f} (Launchpad or backfill dialog: tags), or raise max_cost_usd in the "
         "configuration and reload the code location.",
         metadata={"plan_cost_usd": plan.cost_usd, "max_cost_usd": limit, "plan": dg.MetadataValue.md(plan.markdown())},

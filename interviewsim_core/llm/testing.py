@@ -84,6 +84,9 @@ class FakeServerConfig:
     seed: int = 0
     reply: Callable[[list[dict[str, Any]]], str] = echo_reply
     """Scripted replies by prompt content, so contract parsers can be exercised."""
+    model_reply: Callable[[str, list[dict[str, Any]]], str] | None = None
+    """Replies by the request's model name and prompt, in place of ``reply``: two model names of one server
+    that answer differently (two generators compared in one study)."""
     embedding_dim: int = 16
     record_path: str | None = None
     """Append one JSON line per answered request (path, status, body) to this file, flushed at once:
@@ -318,7 +321,9 @@ class FakeOpenAIServer:
 
     def _chat(self, req: dict[str, Any], malformed: bool) -> dict[str, Any]:
         messages = req.get("messages") or []
-        text = MALFORMED_TEXT if malformed else self.config.reply(messages)
+        reply = self.config.reply if self.config.model_reply is None else (
+            lambda m: self.config.model_reply(str(req.get("model", "")), m))
+        text = MALFORMED_TEXT if malformed else reply(messages)
         count = self.config.count_tokens or (lambda text: len(text.split()))
         prompt_tokens = sum(count(str(m.get("content", ""))) for m in messages)
         completion_tokens = len(text.split())

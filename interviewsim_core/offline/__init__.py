@@ -15,7 +15,9 @@ Responders are discovered, not listed: any non-private submodule with a ``RESPON
 (contract name -> ``answer(prompt) -> str``) takes part; two modules claiming one name is an error. A
 module may also offer ``RESULTS`` (contract name -> ``result(prompt)``, the contract's typed result, what
 its parser makes of ``answer(prompt)``): ``respond_result`` uses it, so the curation's planner skips the
-JSON round trip where it costs most.
+JSON round trip where it costs most. A module's ``VARIANTS`` (offline model name -> contract name ->
+``answer``) makes another ``offline/<name>`` answer those contracts its own way (``offline/terse``: a second
+generator for a study that compares generators); any other name answers as ``offline/extractive``.
 Importing this package registers the provider plugin with the gateway (``provider.plugin``).
 """
 
@@ -32,13 +34,17 @@ class UnrecognisedPromptError(ValueError):
     """No responder for the request's contract: the offline model only speaks InterviewSim's contracts."""
 
 
+def _responder_modules() -> list[Any]:
+    """Every non-private submodule but the provider, in name order."""
+    return [importlib.import_module(f"{__name__}.{info.name}")
+            for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name)
+            if not info.name.startswith("_") and info.name != "provider"]
+
+
 @lru_cache(maxsize=2)
 def _table(attribute: str) -> dict[str, Callable[[str], Any]]:
     table: dict[str, Callable[[str], Any]] = {}
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name == "provider":
-            continue
-        mod = importlib.import_module(f"{__name__}.{info.name}")
+    for mod in _responder_modules():
         for name, fn in dict(getattr(mod, attribute, {}) or {}).items():
             if name in table:
                 raise RuntimeError(f"offline model: two responders claim contract {name!r}")
@@ -49,6 +55,19 @@ def _table(attribute: str) -> dict[str, Callable[[str], Any]]:
 def responders() -> dict[str, Callable[[str], str]]:
     """Contract name -> answer function, from every responder submodule (``RESPONDS``)."""
     return _table("RESPONDS")
+
+
+@lru_cache(maxsize=1)
+def variants() -> dict[str, dict[str, Callable[[str], str]]]:
+    """Offline model name -> contract name -> answer function, from every submodule's ``VARIANTS``."""
+    table: dict[str, dict[str, Callable[[str], str]]] = {}
+    for mod in _responder_modules():
+        for name, answers in dict(getattr(mod, "VARIANTS", {}) or {}).items():
+            for contract, fn in answers.items():
+                if contract in table.setdefault(name, {}):
+                    raise RuntimeError(f"offline model: two variants {name!r} claim contract {contract!r}")
+                table[name][contract] = fn
+    return table
 
 
 def respond_result(messages: Sequence[Mapping[str, Any]], contract: str) -> Any | None:
@@ -80,20 +99,21 @@ def prompt_text(messages: Sequence[Mapping[str, Any]]) -> str:
     return "\n\n".join(parts)
 
 
-def respond(messages: Sequence[Mapping[str, Any]], contract: str) -> str:
-    """The offline model's reply to a chat prompt asked under ``contract`` (a contract NAME).
+def respond(messages: Sequence[Mapping[str, Any]], contract: str, model: str | None = None) -> str:
+    """The reply of ``offline/<model>`` (default ``extractive``) to a chat prompt asked under ``contract`` (a
+    contract NAME): its variant's answer where it has one (``variants``), else the offline model's.
 
     Raises:
         UnrecognisedPromptError: no responder answers that contract.
     """
-    answer = responders().get(contract)
+    answer = variants().get(model or "", {}).get(contract) or responders().get(contract)
     if answer is None:
         raise UnrecognisedPromptError(
             f"offline model: no responder for contract {contract!r}; known: {sorted(responders())}")
     return answer(prompt_text(messages))
 
 
-__all__ = ["respond", "respond_result", "responders", "prompt_text", "UnrecognisedPromptError"]
+__all__ = ["respond", "respond_result", "responders", "variants", "prompt_text", "UnrecognisedPromptError"]
 
 from . import provider as _provider  # noqa: E402 - registers the gateway plugin with respond above
 

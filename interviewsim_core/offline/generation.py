@@ -14,12 +14,14 @@ from __future__ import annotations
 import re
 
 from ..contracts import generation as contract
-from ._text import content_tokens, jaccard, sentences
+from ._text import content_tokens, first_sentence, jaccard, sentences
 
 
 # Free of every PS lexicon cue: the fallback is repeated for every question of a no-context run, so a
 # cue word in it (this once said "fair") would rate the whole collection on that trait.
 FALLBACK = "I would have to think about that before I answer it properly."
+TERSE_FALLBACK = "I could not say that in a sentence."
+"""``offline/terse``'s own no-context answer (also cue-free): two generators never give one text by rule."""
 
 _PROFILE = re.compile(
     rf"^{re.escape(contract.PROFILE_HEADING)}\n(.*?)\n\n(?:{re.escape(contract.EXAMPLES_HEADING)}|{re.escape(contract.NEW_QUESTION)})",
@@ -63,5 +65,18 @@ def answer(prompt: str) -> str:
     return FALLBACK
 
 
+def answer_terse(prompt: str) -> str:
+    """The ``offline/terse`` generator: the first sentence of ``answer``'s reply.
+
+    A second offline simulator that differs from the first in a way the metrics can see (fewer of the
+    person's facts, so a lower content similarity, and fewer claims to contradict), so a study of two
+    offline generators (``make demo``) has a real difference for its generator table and paired tests."""
+    full = answer(prompt)
+    return TERSE_FALLBACK if full == FALLBACK else first_sentence(full) or full
+
+
 RESPONDS = {contract.NAME: answer}
 """The contract this module answers, by name (what the dispatcher keys on)."""
+
+VARIANTS = {"terse": {contract.NAME: answer_terse}}
+"""Offline model name -> the contracts it answers differently from ``offline/extractive`` (the rest as it does)."""

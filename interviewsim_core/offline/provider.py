@@ -31,7 +31,7 @@ CONTRACT_KEY = "interviewsim_contract"
 
 _lock = threading.Lock()
 _handler: Any = None
-_responder: Callable[[Sequence[dict[str, Any]], str], str] | None = None
+_responder: Callable[[Sequence[dict[str, Any]], str, str], str] | None = None
 """The product's offline answers (the package's ``respond``), handed over by ``install``."""
 
 
@@ -58,7 +58,7 @@ def _build_handler_class() -> type:
 
         def __init__(self) -> None:
             super().__init__()
-            self.responder: Callable[[Sequence[dict[str, Any]], str], str] = _responder
+            self.responder: Callable[[Sequence[dict[str, Any]], str, str], str] = _responder
 
         def _answer(self, model: str, messages: list, model_response: Any, litellm_params: Any) -> Any:
             meta = (litellm_params or {}).get("metadata") or {}
@@ -87,7 +87,7 @@ def _build_handler_class() -> type:
                 contract = meta.get(CONTRACT_KEY)
                 if not isinstance(contract, str) or not contract:
                     raise ValueError("no contract name in the request metadata (call through the Gateway)")
-                text = MALFORMED_TEXT if fault == "malformed" else self.responder(messages, contract)
+                text = MALFORMED_TEXT if fault == "malformed" else self.responder(messages, contract, model)
             except ValueError as exc:
                 # A prompt the offline model does not know is a caller bug, not a transient
                 # fault: a 400 makes the gateway fail the item at once instead of retrying.
@@ -140,7 +140,7 @@ def get_handler() -> Any:
     return register()
 
 
-def install(responder: Callable[[Sequence[dict[str, Any]], str], str]) -> None:
+def install(responder: Callable[[Sequence[dict[str, Any]], str, str], str]) -> None:
     """Register this provider as the gateway's plugin for ``offline/`` models, answering with ``responder``.
 
     The package calls it at import with its ``respond``: this module is imported by the package, so it is

@@ -13,16 +13,17 @@ from collections.abc import Sequence
 __all__ = ["offline_reply"]
 
 
-def offline_reply(messages: Sequence[dict]) -> str:
-    """The offline model's answer to ``messages``, with the contract read off the prompt."""
+def offline_reply(messages: Sequence[dict], model: str | None = None) -> str:
+    """The answer of ``offline/<model>`` (default the offline model) to ``messages``, with the contract read off
+    the prompt."""
     from ..contracts import REGISTRY, premise
     from . import respond
 
     head = messages[0]["content"]
     if head.startswith(premise.PASS_1_BLIND_RECONSTRUCTION_PROMPT[:60]):
-        return respond(messages, premise.PASS1_NAME)
+        return respond(messages, premise.PASS1_NAME, model)
     if head.startswith(premise.PASS_2_SOURCE_VERIFICATION_PROMPT[:60]):
-        return respond(messages, premise.PASS2_NAME)
+        return respond(messages, premise.PASS2_NAME, model)
     markers = {name: getattr(c, "MARKER", None) for name, c in REGISTRY.items()}
     found = [(head.find(m), name) for name, m in markers.items() if m and m in head]
-    return respond(messages, min(found)[1])
+    return respond(messages, min(found)[1], model)

@@ -28,6 +28,8 @@ from ..llm.secrets import validation_text
 from ..llm.types import ModelConfig
 
 OFFLINE_MODEL = "offline/extractive"
+OFFLINE_TERSE_MODEL = "offline/terse"
+"""A second offline generator (the first sentence of the offline model's answer): the demo compares the two."""
 OFFLINE_PREFIX = "offline/"
 """Model strings under this provider run in-process without network: the offline model and embedder."""
 DEFAULT_PS_VOTE_TEMPERATURE = 0.7

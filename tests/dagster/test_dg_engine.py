@@ -252,7 +252,7 @@ def test_the_budget_gate_refuses_an_over_budget_run_before_any_call_and_an_appro
         assert "max_cost_usd" in message and APPROVE_TAG in message
         # Issue 33: both amounts readable (it said "$0.01 ... more than max_cost_usd $0.00"), an intentional
         # refusal with the plan as its metadata, never retried.
-        assert re.search(r"plan costs \$0\.00\d+ \(\d+ calls to send\), more than max_cost_usd \$0\.00010\.",
+        assert re.search(r"the plan costs \$0\.00\d+, more than max_cost_usd \$0\.00010 \(\d+ calls to send\)\.",
                          message), message
         assert failure.user_failure_data.label == "intentional-failure"
         assert {"plan_cost_usd", "max_cost_usd", "plan"} <= set(failure.user_failure_data.metadata)

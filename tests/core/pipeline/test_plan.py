@@ -109,3 +109,24 @@ def test_usd_pair_shows_the_digits_that_tell_a_plan_from_its_budget():
     assert usd_pair(12.5, 10.0) == ("$12.50", "$10.00")
     assert usd_pair(10.001, 10.0) == ("$10.001", "$10.000")
     assert usd_pair(3.0, 0.0) == ("$3.00", "$0.00")
+
+
+def test_over_budget_names_the_generator_whose_calls_push_the_plan_over():
+    """Issue 44: with several generators the refusal lists each one's share and names the one to leave out."""
+    from interviewsim_core.plan import PlanLine, RunPlan, over_budget
+
+    def line(method: str, cost: float, calls: int) -> PlanLine:
+        return PlanLine(step="generations", method=method, model="m", calls=calls, cached=0, prompt_tokens=1,
+                        completion_tokens=1, cost_usd=cost, tokenizer="estimate")
+
+    plan = RunPlan(lines=(line("simple", 1.0, 10), line("big/simple", 3.0, 30), line("", 0.5, 5)))
+    generator_of = {"simple": "small", "big/simple": "big"}.get
+    assert over_budget(plan, 4.0) == "the plan costs $4.50, more than max_cost_usd $4.00"
+    text = over_budget(plan, 4.0, generator_of)
+    assert text.startswith("the plan costs $4.50, more than max_cost_usd $4.00 (big $3.00 (30 calls); small $1.00 "
+                           "(10 calls); shared $0.50 (5 calls))")
+    # Leaving out small ($1.00) gives $3.50 <= $4.00, leaving out big gives $1.50: the dearest such one is named.
+    assert text.endswith("generator big's calls push it over (without them it is within the budget)")
+    assert "push it over" in over_budget(plan, 3.6, generator_of) and "big" in over_budget(plan, 3.6, generator_of)
+    assert over_budget(plan, 1.0, generator_of).endswith("no single generator's calls push it over (leaving out "
+                                                         "any one still exceeds the budget)")
