@@ -20,7 +20,7 @@ from typing import Any
 import dagster as dg
 import pandas as pd
 
-from interviewsim_core.pipeline.config import EvalConfig
+from interviewsim_core.pipeline.config import EvalConfig, generator_label
 from interviewsim_core.pipeline.steps import Cell
 
 from .batching import preview_markdown
@@ -119,12 +119,14 @@ def paired_tests_table(tests: pd.DataFrame) -> dg.TableMetadataValue:
     """Every paired test between methods (not only p < 0.05), MCQ rows labelled judge-independent."""
     records = [dg.TableRecord({
         "method_a": r.method_a, "method_b": r.method_b, "judge": _judge(r.judge), "metric": r.metric,
-        "a_minus_b": _float(r.mean_difference), "p_value": _float(r.p_value), "n_personalities": int(r.n),
+        "a_minus_b": _float(r.mean_difference), "p_value": _float(r.p_value), "p_holm": _float(r.p_holm),
+        "n_personalities": int(r.n),
         "better": r.better if isinstance(r.better, str) else "",
     }) for r in tests.itertuples()]
     return dg.MetadataValue.table(records, schema=dg.TableSchema(columns=[
         dg.TableColumn("method_a", "string"), dg.TableColumn("method_b", "string"), dg.TableColumn("judge", "string"),
         dg.TableColumn("metric", "string"), dg.TableColumn("a_minus_b", "float"), dg.TableColumn("p_value", "float"),
+        dg.TableColumn("p_holm", "float", description="Holm-adjusted over the tests of each judge and metric"),
         dg.TableColumn("n_personalities", "int"),
         dg.TableColumn("better", "string", description="a or b when the difference favours one, else empty"),
     ]))
@@ -136,7 +138,9 @@ def _leaderboard(cfg: EvalConfig, cell: Cell, inputs: dict, df: pd.DataFrame) ->
     from interviewsim_core.report import build_report, leaderboard_markdown
 
     scores = concat_table("method_scores", inputs["method_scores"].values())
-    data = build_report(tables={"method_scores": scores}, seed=cfg.seed, coverage_threshold=cfg.coverage_threshold)
+    # Only the scores: the first generator's label comes from the configuration (its keys carry none).
+    data = build_report(tables={"method_scores": scores}, seed=cfg.seed, coverage_threshold=cfg.coverage_threshold,
+                        first_generator=generator_label(cfg.generator))
     meta: dict[str, object] = {"partitions_read": len(inputs["method_scores"])}
     board = data.section("leaderboard")
     if board.status == "ok":

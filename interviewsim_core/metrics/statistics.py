@@ -26,6 +26,7 @@ __all__ = [
     "EXACT_MAX_PAIRS",
     "paired_permutation_test",
     "paired_method_test",
+    "holm",
     "cohen_kappa",
     "spearman",
 ]
@@ -241,6 +242,28 @@ def paired_method_test(
     b = df[df["method"] == method_b].set_index("personality_id")[metric]
     both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").sort_index()
     return paired_permutation_test(both["a"].to_numpy(), both["b"].to_numpy(), seed=seed, n_resamples=n_resamples)
+
+
+def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Holm's step-down adjustment of a family of p-values, in the order given.
+
+    Why: the report runs many paired tests at once (every pair, under every judge and metric), so some
+    p < 0.05 turn up by chance; Holm's adjustment keeps the chance of any false "significant" in a family
+    at 5% with no assumption on how the tests depend on each other (they share personalities), and is
+    never less powerful than Bonferroni. Sorted ascending, the i-th smallest of m (i from 0) becomes
+    ``max over j <= i of min(1, (m - j) * p_(j))``, so the adjusted values keep the raw values' order.
+    NaN p-values (a test with no pairs) stay NaN and are not counted in m.
+    """
+    p = np.asarray(p_values, dtype=np.float64).ravel()
+    out = np.full(p.shape, np.nan)
+    idx = np.flatnonzero(~np.isnan(p))
+    m = len(idx)
+    if m == 0:
+        return out
+    order = idx[np.argsort(p[idx], kind="stable")]
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    out[order] = np.maximum.accumulate(scaled)
+    return out
 
 
 def cohen_kappa(

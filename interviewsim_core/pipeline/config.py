@@ -87,9 +87,13 @@ _LABEL = re.compile(r"[A-Za-z0-9._-]+")
 def generator_label(model: ModelConfig) -> str:
     """A generator's short name in method keys and tables: its ``label``, else its model string after the provider
     (``openai/gpt-4.1`` -> ``gpt-4.1``; a per-personality template loses its braces: ``lora-personality_id``)."""
-    if model.label:
-        return model.label
-    return model.model.rsplit("/", 1)[-1].replace("{", "").replace("}", "")
+    return model.label or model_label(model.model)
+
+
+def model_label(model: str) -> str:
+    """A generator's label from its model string alone (``generator_label`` without a ``label:``): what the report
+    shows for the first generator when it has the tables and not the configuration."""
+    return model.rsplit("/", 1)[-1].replace("{", "").replace("}", "")
 
 
 def _offline(label: str | None = None) -> ModelConfig:
@@ -417,12 +421,9 @@ class EvalConfig(BaseModel):
 
     def generator_of(self, method_key: str) -> str:
         """The label of the generator a method key's answers come from; "" for a calibration method (no generator)."""
-        from ..strategies import split_key
-        from ..strategies.calibration import CALIBRATION_METHODS
+        from ..strategies import generator_and_method
 
-        if method_key in CALIBRATION_METHODS:
-            return ""
-        return split_key(method_key)[0] or generator_label(self.generator)
+        return generator_and_method(method_key, generator_label(self.generator))[0]
 
     @property
     def effective_judges(self) -> tuple[ModelConfig, ...]:

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pandas as pd
 
 from .calls import PlannedCall, Results
-from .config import EvalConfig, judge_identity
+from .config import EvalConfig, generator_label, judge_identity
 
 if TYPE_CHECKING:
     from ..split import HeldOutSplit
@@ -488,7 +488,8 @@ def _report(env, cell, inputs):
     # with and leaves out tables of methods dropped from the config since.
     data = build_report(cfg.data_root, categories_csv=cfg.categories_csv, human_labels_csv=cfg.human_labels_csv,
                         embedder=env.embedder,
-                        methods=cfg.methods, seed=cfg.seed, coverage_threshold=cfg.coverage_threshold)
+                        methods=cfg.methods, seed=cfg.seed, coverage_threshold=cfg.coverage_threshold,
+                        first_generator=generator_label(cfg.generator))
     paths = write_report(cfg.data_root, report_dir(cfg.data_root), report_data=data)
     return data, paths
 

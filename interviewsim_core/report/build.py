@@ -26,7 +26,7 @@ from ..metrics.ps_stability import PAPER_STABILITY, stability_summary
 from ..metrics.registry import family
 from ..pipeline.expected import bad_outputs, valid_inputs_reason
 from ..pipeline.tables import empty_frame
-from . import agreement, breakdowns, cost, leaderboard, mcq_analyses, overlap, paired
+from . import agreement, breakdowns, cost, generators, leaderboard, mcq_analyses, overlap, paired
 from .validity import validity_table
 from .catalog import order_methods, readable
 from .loading import REPORT_TABLES, load_tables, read_asset
@@ -73,7 +73,7 @@ def _unique(df: pd.DataFrame, col: str) -> list[str]:
 
 
 def _meta(tables: dict[str, pd.DataFrame], data_root: Path | None, title: str | None,
-          coverage_threshold: float) -> dict:
+          coverage_threshold: float, first_label: str) -> dict:
     ms, heldout = tables["method_scores"], tables["heldout_split"]
     people = sorted(set(_unique(heldout, "personality_id")) | set(_unique(ms, "personality_id")))
     cs = tables["content_similarity"]
@@ -98,6 +98,9 @@ def _meta(tables: dict[str, pd.DataFrame], data_root: Path | None, title: str | 
         "judges": sorted(judge_models),
         "judge_models": judge_models,
         "generator_models": _unique(tables["generations"], "model"),
+        # The generators that have a method key (issue 44): the first (plain keys) first.
+        "generators": generators.generators_in(set(_unique(ms, "method")) | set(_unique(tables["generations"], "method")),
+                                               first_label),
         # Retrieval methods' numbers depend on it: recorded on every method_scores row.
         "embedding_models": [e for e in _unique(ms, "embedding_model") if e],
         "coverage_threshold": coverage_threshold,
@@ -122,19 +125,27 @@ def _ps_vote_sampling(tables: dict[str, pd.DataFrame]) -> str:
     return f"{n} votes per trait and side, temperature {', '.join(temps)}"
 
 
-def _leaderboard_section(ms: pd.DataFrame, seed: int, threshold: float) -> tuple[Section, pd.DataFrame]:
+def _leaderboard_section(ms: pd.DataFrame, seed: int, threshold: float,
+                         first_label: str | None) -> tuple[Section, pd.DataFrame]:
+    """``first_label``: the first generator's label when the study has several (the rows then carry ``generator``
+    and ``base_method``), else None (a one-generator leaderboard stays as it was)."""
     title = "Leaderboard (macro averages over personalities)"
     if ms.empty:
         return _not_run("leaderboard", title, "No method_scores table: the evaluation has not run."), ms
     board = leaderboard.leaderboard(ms, seed=seed, coverage_threshold=threshold,
                                     method_order=order_methods(ms["method"]))
+    if first_label is not None:
+        board = generators.with_generators(board, first_label)
     note = (f"Per judge, methods are compared on the same cells: the held-out questions (CS, FC), "
             f"personalities (PS) and MCQ items that every method with at least {threshold:.0%} coverage has a "
             f"valid value for (the paper's identical test sets). Per-personality values averaged with equal weight "
             f"per personality, 95% percentile bootstrap intervals over personalities; never averaged across judges. "
             f"Best per judge in bold; a method under the coverage threshold is flagged and never marked best. "
             f"MCQ is exact-match and judge-independent; a malformed MCQ answer scores 0 / -0.5 (seed 000). "
-            f"Empty cells say why.")
+            f"Empty cells say why."
+            + (" Several generators: every generator's methods are rows (the first generator's keys are the plain "
+               "method names, another's <label>/<method>), on the same common cells, best over all of them; the "
+               "calibration methods are shared." if first_label is not None else ""))
     return Section("leaderboard", title, "ok", note,
                    {"leaderboard": board, "coverage": leaderboard.coverage_table(board)}), board
 
@@ -203,8 +214,40 @@ def _paired_section(ms: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None, s
                         "chrono-1000 vs. memory-100, chrono-100/500/1000, wiki-long vs. wiki) has both methods run.")
     note = ("Difference a - b of per-personality values, each over the questions (or MCQ items) both methods have "
             "a valid value for, paired over personalities; two-sided sign-flip "
-            "permutation test (exact enumeration up to 20 non-zero differences, Monte Carlo above). With few personalities no p-value can be small.")
+            "permutation test (exact enumeration up to 20 non-zero differences, Monte Carlo above). With few "
+            "personalities no p-value can be small. " + HOLM_NOTE)
     return Section("paired_tests", title, "ok", note, {"paired_tests": df})
+
+
+HOLM_NOTE = ("p (Holm): Holm's step-down adjustment over the table's tests of each judge and metric, which keeps "
+             "the chance of any false p < 0.05 among them at 5%; bold rows have p (Holm) < 0.05.")
+"""How every paired-tests table's ``p_holm`` is made (``paired.with_holm``), said under each."""
+
+
+GENERATORS_HOWTO = ("add generators with `generators:` in the config (a list of models; the first keeps the plain "
+                    "method names) or `--generators A,B` on `interviewsim run`")
+
+
+def _generators_section(ms: pd.DataFrame, board: pd.DataFrame, gens: list[str], first_label: str,
+                        seed: int) -> Section:
+    title = "Generators: each model simulating the personality, method by method"
+    if len(gens) < 2:
+        what = f"one generator ({gens[0]})" if gens else "no generator"
+        return _not_run("generators", title, f"Comparing generators needs at least two; this study has {what}: "
+                        f"{GENERATORS_HOWTO}.")
+    if board.empty:
+        return _not_run("generators", title, "No method_scores table: the evaluation has not run.")
+    note = (f"Generators {', '.join(gens)} (the first, {first_label}, has the plain method names). Values are the "
+            "leaderboard's (common cells, per judge; MCQ judge-independent), the calibration methods left out: they "
+            "are shared, and every generator is normalised against the same ones (Calibration section). Paired "
+            "tests: for each method, each other generator against the first on the same personalities and cells "
+            "(a - b: the other minus the first), the sign-flip permutation test of the method tests. " + HOLM_NOTE
+            + " The plot: Content Similarity against Contradiction Ratio per judge, one point per generator and "
+              "method (up and to the left is better).")
+    return Section("generators", title, "ok", note, {
+        "by_generator": generators.generator_table(board),
+        "paired_generators": generators.generator_paired_tests(ms, first_label, seed=seed)},
+        extra={"generators": gens, "first_generator": first_label})
 
 
 def _agreement_section(tables: dict[str, pd.DataFrame], judges: list[str]) -> Section:
@@ -452,6 +495,7 @@ def build_report(
     seed: int = 0,
     title: str | None = None,
     coverage_threshold: float = DEFAULT_COVERAGE_THRESHOLD,
+    first_generator: str | None = None,
 ) -> ReportData:
     """Compute every section from the tables under ``data_root`` (or the given ``tables``).
 
@@ -468,6 +512,9 @@ def build_report(
         methods: report only these methods (rows of any other method in any table are dropped);
             None keeps every method found.
         coverage_threshold: ``EvalConfig.coverage_threshold`` (see ``metrics.leaderboard``).
+        first_generator: the study's first generator's label (``config.generator_label``), shown beside its
+            plain method keys when the study has several generators; None: read from the generations table
+            (``generators.first_generator``).
 
     Raises:
         ConfigError: the categories file is malformed.
@@ -482,13 +529,16 @@ def build_report(
         given.update(load_tables(root, missing))
     t = {n: (given[n] if n in given and given[n] is not None else empty_frame(n)) for n in REPORT_TABLES}
     t = _only_methods(t, methods)
-    meta = _meta(t, root, title, coverage_threshold)
-    lb, board = _leaderboard_section(t["method_scores"], seed, coverage_threshold)
+    first_label = generators.first_generator(t["generations"], first_generator)
+    meta = _meta(t, root, title, coverage_threshold, first_label)
+    several = len(meta["generators"]) > 1
+    lb, board = _leaderboard_section(t["method_scores"], seed, coverage_threshold, first_label if several else None)
     sections = [
         lb,
         _calibration_section(board, t, root),
         _validation_section(root),
         _paired_section(t["method_scores"], pairs, seed),
+        _generators_section(t["method_scores"], board, meta["generators"], first_label, seed),
         _agreement_section(t, meta["judges"]),
         _human_section(t, labels, str(human_labels_csv) if human_labels_csv else None),
         _stability_section(t, seed),
@@ -505,8 +555,8 @@ def build_report(
 
 
 def leaderboard_markdown(report_data: ReportData, with_ci: bool = True) -> str:
-    """The leaderboard (and the default paired tests' significant results) as markdown, for the
-    Dagster leaderboard asset's metadata."""
+    """The leaderboard (and the paired tests' results significant after Holm's adjustment, between methods and
+    between generators) as markdown, for the Dagster leaderboard asset's metadata and the CLI."""
     sec = report_data.section("leaderboard")
     if sec.status != "ok":
         return f"_{sec.note}_"
@@ -515,7 +565,10 @@ def leaderboard_markdown(report_data: ReportData, with_ci: bool = True) -> str:
     norm = cal.tables.get("normalised") if cal is not None else None
     if norm is not None and not norm.empty:
         parts.append("\n**Normalised scores** (0 = floor, 1 = ceiling; all_valid cells; docs/CALIBRATION.md)\n")
-        parts.append("| method | judge | metric | raw | normalised [95% CI] | floor | ceiling |\n|---|---|---|---|---|---|---|")
+        several = "generator" in norm.columns
+        parts.append(("| generator | method" if several else "| method")
+                     + " | judge | metric | raw | normalised [95% CI] | floor | ceiling |\n|---|---|---|---|---|---|---|"
+                     + "---|" * several)
         for r in norm.itertuples():
             judge = leaderboard.md_text(r.judge) if isinstance(r.judge, str) and r.judge else "(MCQ)"
             shown = (f"{r.normalised:.3f} [{r.norm_ci_low:.3f}, {r.norm_ci_high:.3f}]"
@@ -524,22 +577,32 @@ def leaderboard_markdown(report_data: ReportData, with_ci: bool = True) -> str:
             floor = f"{r.norm_floor} {r.floor_value:.3f}" if not math.isnan(r.floor_value) else r.norm_floor or "–"
             ceiling = f"{r.norm_ceiling} {r.ceiling_value:.3f}" if not math.isnan(r.ceiling_value) else r.norm_ceiling or "–"
             raw = "–" if math.isnan(r.value) else f"{r.value:.3f}"
-            parts.append(f"| {leaderboard.md_text(r.method)} | {judge} | {r.metric} | {raw} | {shown} | "
+            name = (f"{leaderboard.md_text(r.generator or 'shared')} | {leaderboard.md_text(r.base_method)}"
+                    if several else leaderboard.md_text(r.method))
+            parts.append(f"| {name} | {judge} | {r.metric} | {raw} | {shown} | "
                          f"{leaderboard.md_text(floor)} | {leaderboard.md_text(ceiling)} |")
-    pt = report_data.section("paired_tests")
-    if pt.status == "ok":
-        sig = pt.tables["paired_tests"]
-        sig = sig[sig["p_value"] < 0.05]
-        if len(sig):
-            parts.append("\n**Paired tests with p < 0.05**\n")
-            parts.append("| a | b | judge | metric | a - b | p |\n|---|---|---|---|---|---|")
-            for r in sig.itertuples():
-                # MCQ rows carry no judge (NaN in the frame, which is truthy): they are judge-independent.
-                judge = leaderboard.md_text(r.judge) if isinstance(r.judge, str) and r.judge else "n/a (MCQ: judge-independent)"
-                parts.append(f"| {leaderboard.md_text(r.method_a)} | {leaderboard.md_text(r.method_b)} | {judge} | "
-                             f"{r.metric} | "
-                             f"{readable(r.mean_difference):+.4f} | {r.p_value:.4f} |")
+    for key, table, heading in (("paired_tests", "paired_tests", "Paired tests"),
+                                ("generators", "paired_generators", "Paired tests between generators")):
+        sec = report_data.sections.get(key)
+        if sec is not None and sec.status == "ok":
+            parts += _significant_markdown(sec.tables[table], heading)
     return "\n".join(parts)
+
+
+def _significant_markdown(tests: pd.DataFrame, heading: str) -> list[str]:
+    """The tests of a paired-tests table with a Holm-adjusted p under 0.05 (``paired.with_holm``): the raw p of
+    one test among many is not what to read a finding from."""
+    sig = tests[tests["p_holm"] < 0.05]
+    if not len(sig):
+        return []
+    out = [f"\n**{heading} with Holm-adjusted p < 0.05** (over each judge and metric's tests)\n",
+           "| a | b | judge | metric | a - b | p | p (Holm) |\n|---|---|---|---|---|---|---|"]
+    for r in sig.itertuples():
+        # MCQ rows carry no judge (NaN in the frame, which is truthy): they are judge-independent.
+        judge = leaderboard.md_text(r.judge) if isinstance(r.judge, str) and r.judge else "n/a (MCQ: judge-independent)"
+        out.append(f"| {leaderboard.md_text(r.method_a)} | {leaderboard.md_text(r.method_b)} | {judge} | {r.metric} | "
+                   f"{readable(r.mean_difference):+.4f} | {r.p_value:.4f} | {r.p_holm:.4f} |")
+    return out
 
 
 def write_report(

@@ -29,12 +29,18 @@ NORMALISED_COLUMNS = ["method", "judge", "metric", "value", *(n for n, _ in NORM
 
 def normalised_table(board: pd.DataFrame) -> pd.DataFrame:
     """The ``all_valid`` leaderboard rows with their normalised columns (one row per method, judge, metric),
-    and ``norm_ci_note``: what to know of the interval when its estimate is on an edge (``interval_note``)."""
+    and ``norm_ci_note``: what to know of the interval when its estimate is on an edge (``interval_note``).
+
+    A leaderboard with several generators (``generators.with_generators``) keeps its ``generator`` and
+    ``base_method`` columns: every generator's methods are normalised against the same shared calibration rows
+    (the calibration methods are never keyed by a generator)."""
+    names = [c for c in ("generator", "base_method") if c in board.columns]
+    columns = NORMALISED_COLUMNS[:1] + names + NORMALISED_COLUMNS[1:]
     if board.empty or "normalised" not in board.columns:
-        return pd.DataFrame(columns=NORMALISED_COLUMNS)
+        return pd.DataFrame(columns=columns)
     rows = board[board["view"] == "all_valid"]
     notes = [interval_note(v, lo, hi) for v, lo, hi in zip(rows["normalised"], rows["norm_ci_low"], rows["norm_ci_high"])]
-    return rows.assign(norm_ci_note=notes)[NORMALISED_COLUMNS].reset_index(drop=True)
+    return rows.assign(norm_ci_note=notes)[columns].reset_index(drop=True)
 
 
 def _within(df: pd.DataFrame, col: str) -> pd.Series:

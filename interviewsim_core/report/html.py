@@ -18,7 +18,7 @@ from ..metrics.statistics import interval_note
 from . import plots
 from .explorer import explorer_command
 from .catalog import JUDGED_METRICS, MCQ_METRICS, fmt, is_missing, order_methods
-from .leaderboard import cell_text, view_rows
+from .leaderboard import cell_text, key_cells, key_columns, row_order, view_rows
 from .model import ReportData, jsonable
 
 __all__ = ["render_html", "TableView", "table_view"]
@@ -153,12 +153,14 @@ def leaderboard_view(board: pd.DataFrame, name: str = "leaderboard", view: str =
     present = set(rows_df["metric"])
     judged = [m for m in JUDGED_METRICS if m.key in present]
     mcq = [m for m in MCQ_METRICS if m.key in present]
-    top = [("Method", 1)] + [(m.label, len(judges)) for m in judged] + [("MCQ (judge-independent)", len(mcq))] * bool(mcq)
-    second = [("", 1)] + [(j, 1) for _ in judged for j in judges] + [(m.short, 1) for m in mcq]
+    names = key_columns(rows_df)
+    top = [(h, 1) for h, _ in names] + [(m.label, len(judges)) for m in judged] \
+        + [("MCQ (judge-independent)", len(mcq))] * bool(mcq)
+    second = [("", 1)] * len(names) + [(j, 1) for _ in judged for j in judges] + [(m.short, 1) for m in mcq]
     index = {(r.method, r.judge if isinstance(r.judge, str) else None, r.metric): r for r in rows_df.itertuples()}
     rows = []
-    for method in order_methods(rows_df["method"]):
-        cells = [Cell(method, cls="method")]
+    for method in row_order(rows_df):
+        cells = [Cell(text or "shared", cls="method") for _, text in key_cells(rows_df, method, names)]
         for m, judge in [(m, j) for m in judged for j in judges] + [(m, None) for m in mcq]:
             r = index.get((method, judge, m.key))
             key = f"{method}|{judge or ''}|{m.key}"
@@ -174,6 +176,53 @@ def leaderboard_view(board: pd.DataFrame, name: str = "leaderboard", view: str =
                               " ".join(x for x in (ci, cov) if x)))
         rows.append(cells)
     return TableView([top, second], rows, caption, cls="leaderboard", name=name)
+
+
+def paired_view(tests: pd.DataFrame, name: str, first: list[tuple[str, str, str]] | None = None) -> TableView:
+    """A paired-tests table (``paired.PAIRED_COLUMNS``, ``first`` columns before them): the difference in the
+    metric's unit, p and Holm's p; bold where Holm's p < 0.05 (the raw p of one test among many is not a finding)."""
+    pt = tests.assign(judge=tests["judge"].fillna("(MCQ, any)"), metric=tests["metric"].map(_metric_name),
+                      shown=[_difference(k, v) if n else "no shared valid cells"
+                             for k, v, n in zip(tests["metric"], tests["mean_difference"], tests["n"])])
+    return table_view(pt, [*(first or []),
+        ("method_a", "a", "text"), ("method_b", "b", "text"), ("judge", "Judge", "text"),
+        ("metric", "Metric", "text"), ("shown", "mean a - b", "text"), ("p_value", "p", "p"),
+        ("p_holm", "p (Holm)", "p"), ("n", "pairs", "int"), ("cells", "shared cells", "int"),
+        ("better", "favours", "text")], name, bold=lambda r: not is_missing(r["p_holm"]) and r["p_holm"] < 0.05)
+
+
+def generator_view(table: pd.DataFrame, key: str, generators: list[str]) -> TableView | None:
+    """One metric of the generator x method table (``generators.generator_table``): methods as rows in the paper's
+    order, one column per generator under each judge (MCQ: one group); the value over its CI; the best generator
+    of a method bold; an empty cell says why. None when the metric has no row."""
+    rows_df = table[table["metric"] == key]
+    if rows_df.empty:
+        return None
+    m = {x.key: x for x in JUDGED_METRICS + MCQ_METRICS}[key]
+    judges = sorted(rows_df["judge"].dropna().unique()) if m.judged else [None]
+    index = {(r.method, r.judge if isinstance(r.judge, str) else None, r.generator): r for r in rows_df.itertuples()}
+    top = [("Method", 1)] + [(f"judge {j}" if j else "judge-independent", len(generators)) for j in judges]
+    second = [("", 1)] + [(g, 1) for _ in judges for g in generators]
+    rows = []
+    for method in order_methods(rows_df["method"]):
+        cells = [Cell(method, cls="method")]
+        for j in judges:
+            vals = [index[(method, j, g)].value for g in generators if (method, j, g) in index]
+            vals = [v for v in vals if not is_missing(v)]
+            target = (max(vals) if m.higher_is_better else min(vals)) if len(vals) > 1 else None
+            for g in generators:
+                r = index.get((method, j, g))
+                ckey = f"{method}|{j or ''}|{g}|{key}"
+                if r is None or is_missing(r.value):
+                    cells.append(Cell("not run" if r is None else r.empty_reason or "no value", None, "num empty", ckey))
+                    continue
+                ci = "" if is_missing(r.ci_low) else f"[{fmt(r.ci_low, key)}, {fmt(r.ci_high, key)}]"
+                best = target is not None and abs(r.value - target) < 1e-12
+                cells.append(Cell(fmt(r.value, key) + (" (low coverage)" if r.below_coverage else ""),
+                                  jsonable(r.value), "num" + (" best" if best else ""), ckey, ci))
+        rows.append(cells)
+    return TableView([top, second], rows, f"{m.label}: generator x method (the leaderboard's values; best generator "
+                     "of each method in bold).", cls="leaderboard", name=f"generators_{key}")
 
 
 HUMAN_METRIC_NAMES = {"cs": "CS", "fc": "FC", "mcq_item_valid": "MCQ item validity"}
@@ -224,9 +273,11 @@ def _section_views(data: ReportData) -> dict[str, dict]:
     if s.get("calibration") is not None and s["calibration"].status == "ok":
         c = s["calibration"].tables
         norm = c["normalised"]
+        names = [("generator", "Generator", "text"), ("base_method", "Method", "text")] \
+            if "generator" in norm.columns else [("method", "Method", "text")]
         add("calibration", table_view(norm.assign(judge=norm["judge"].fillna("(MCQ, any)"), metric_key=norm["metric"],
                                                   metric=norm["metric"].map(_metric_name)), [
-            ("method", "Method", "text"), ("judge", "Judge", "text"), ("metric", "Metric", "text"),
+            *names, ("judge", "Judge", "text"), ("metric", "Metric", "text"),
             ("value", "Raw", IN_METRIC_UNIT), ("normalised", "Normalised", "num3"), ("norm_ci_low", "CI low", "num3"),
             ("norm_ci_high", "CI high", "num3"), ("norm_floor", "Floor", "text"),
             ("floor_value", "Floor raw", IN_METRIC_UNIT), ("norm_ceiling", "Ceiling", "text"),
@@ -261,15 +312,19 @@ def _section_views(data: ReportData) -> dict[str, dict]:
             ("ci_high", "CI high", "num3"), ("note", "Note", "text")], "validation_figures",
             "The paper's human validation figures, each with its count and 95% interval."))
     if s["paired_tests"].status == "ok":
-        pt = s["paired_tests"].tables["paired_tests"]
-        pt = pt.assign(judge=pt["judge"].fillna("(MCQ, any)"), metric=pt["metric"].map(_metric_name),
-                       shown=[_difference(k, v) if n else "no shared valid cells"
-                              for k, v, n in zip(pt["metric"], pt["mean_difference"], pt["n"])])
-        add("paired_tests", table_view(pt, [
-            ("method_a", "a", "text"), ("method_b", "b", "text"), ("judge", "Judge", "text"),
-            ("metric", "Metric", "text"), ("shown", "mean a - b", "text"), ("p_value", "p", "p"),
-            ("n", "pairs", "int"), ("cells", "shared cells", "int"), ("better", "favours", "text")], "paired_tests",
-            bold=lambda r: not is_missing(r["p_value"]) and r["p_value"] < 0.05))
+        add("paired_tests", paired_view(s["paired_tests"].tables["paired_tests"], "paired_tests"))
+    gen = s.get("generators")
+    if gen is not None and gen.status == "ok":
+        for m in JUDGED_METRICS + MCQ_METRICS:
+            view = generator_view(gen.tables["by_generator"], m.key, gen.extra["generators"])
+            if view is not None:
+                add("generators", view)
+        fig("generators", plots.tradeoff_plot(gen.tables["by_generator"]),
+            "Content Similarity against Contradiction Ratio, per judge: one point per generator (colour) and "
+            "method (label); up and to the left is better.")
+        add("generators", paired_view(gen.tables["paired_generators"], "paired_generators",
+                                      [("method", "Method", "text"), ("generator_a", "Generator a", "text"),
+                                       ("generator_b", "b (first)", "text")]))
     if s["judge_agreement"].status == "ok":
         add("judge_agreement", table_view(s["judge_agreement"].tables["judge_agreement"], [
             ("judge_a", "Judge A", "text"), ("judge_b", "Judge B", "text"), ("measure", "Measure", "text"),

@@ -15,10 +15,11 @@ import pandas as pd
 from ..metrics.leaderboard import LEADERBOARD_COLUMNS, leaderboard, mark_best
 from ..metrics.scores import mcq_rows
 from ..metrics.statistics import interval_note
+from ..strategies import order_keys
 from .catalog import JUDGED_METRICS, MCQ_METRICS, Metric, fmt, is_missing, order_methods
 
 __all__ = ["LEADERBOARD_COLUMNS", "leaderboard", "mark_best", "mcq_rows", "view_rows", "coverage_table",
-           "cell_text", "md_text", "leaderboard_markdown_table"]
+           "cell_text", "md_text", "leaderboard_markdown_table", "row_order", "key_columns", "key_cells"]
 
 
 def view_rows(board: pd.DataFrame, view: str = "common") -> pd.DataFrame:
@@ -56,6 +57,28 @@ def md_text(text: str) -> str:
     return html.escape(str(text)).replace("|", "\\|")
 
 
+def row_order(rows: pd.DataFrame) -> list[str]:
+    """The method keys of leaderboard ``rows`` in display order: the paper's, or with several generators (a
+    ``generator`` column, ``generators.with_generators``) grouped by generator (``strategies.order_keys``)."""
+    return order_keys(rows["method"]) if "generator" in rows.columns else order_methods(rows["method"])
+
+
+def key_columns(rows: pd.DataFrame) -> list[tuple[str, str]]:
+    """(header, column) of the cells naming a row: the method key, or with several generators the generator and
+    the method without its label, so a one-generator table stays as it was."""
+    return [("Generator", "generator"), ("Method", "base_method")] if "generator" in rows.columns \
+        else [("Method", "method")]
+
+
+def key_cells(rows: pd.DataFrame, key: str, columns: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(column, text) of the cells naming method ``key``'s row (``key_columns``); "" for a shared calibration
+    method's generator."""
+    if columns == [("Method", "method")]:
+        return [("method", key)]
+    row = rows[rows["method"] == key].iloc[0]
+    return [(col, str(row[col])) for _, col in columns]
+
+
 def leaderboard_markdown_table(board: pd.DataFrame, with_ci: bool = False, view: str = "common") -> str:
     """Table 1 as markdown: methods as rows, one column per (judged metric, judge), then MCQ; best in
     bold; an empty cell says why; a method under the coverage threshold is marked; an interval with its
@@ -64,16 +87,17 @@ def leaderboard_markdown_table(board: pd.DataFrame, with_ci: bool = False, view:
     if rows.empty:
         return "_No method scores: the evaluation has not run._"
     judges = sorted(j for j in rows["judge"].dropna().unique())
-    methods = order_methods(rows["method"])
+    methods = row_order(rows)
     present = set(rows["metric"])
     columns: list[tuple[Metric, str | None]] = [(m, j) for m in JUDGED_METRICS for j in judges if m.key in present]
     columns += [(m, None) for m in MCQ_METRICS if m.key in present]
     index = {(r.method, r.judge if isinstance(r.judge, str) else None, r.metric): r for r in rows.itertuples()}
-    head = ["Method"] + [f"{m.short} ({md_text(j)})" if j else m.short for m, j in columns] + ["Coverage"]
+    first = key_columns(rows)
+    head = [h for h, _ in first] + [f"{m.short} ({md_text(j)})" if j else m.short for m, j in columns] + ["Coverage"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     marks: dict[str, str] = {}  # an interval note -> its footnote mark
     for method in methods:
-        cells = [md_text(method)]
+        cells = [md_text(text or "shared") for _, text in key_cells(rows, method, first)]
         covs = []
         for m, j in columns:
             r = index.get((method, j, m.key))

@@ -2,31 +2,49 @@
 
 Two methods are always compared on the same people: per-personality differences, tested with a
 sign-flip permutation (``metrics.statistics.paired_permutation_test``). The default pairs are
-the comparisons the paper's findings rest on, restricted to the methods that ran.
+the comparisons the paper's findings rest on, restricted to the methods that ran. Every table of
+tests carries ``p_holm``: Holm's adjustment within each (judge, metric) family of the table
+(``with_holm``), since a table of many tests turns up some p < 0.05 by chance.
 """
 
 from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..metrics.leaderboard import paired_values
 from ..metrics.scores import mcq_rows
-from ..metrics.statistics import paired_permutation_test
+from ..metrics.statistics import holm, paired_permutation_test
+from ..strategies import GENERATOR_SEPARATOR, split_key
 from .catalog import JUDGED_METRICS, MCQ_METRICS, Metric, metric, order_methods
 
-__all__ = ["PAIRED_COLUMNS", "default_pairs", "compare_methods", "paired_tests"]
+__all__ = ["PAIRED_COLUMNS", "default_pairs", "compare_methods", "paired_tests", "with_holm"]
 
-PAIRED_COLUMNS = ["method_a", "method_b", "judge", "metric", "mean_difference", "p_value", "n", "cells", "exact",
-                  "better"]
+PAIRED_COLUMNS = ["method_a", "method_b", "judge", "metric", "mean_difference", "p_value", "p_holm", "n", "cells",
+                  "exact", "better"]
 N_RESAMPLES = 9999
 
 
 def default_pairs(methods: Iterable[str]) -> list[tuple[str, str]]:
     """The paper's comparisons among ``methods``: each vs simple, chrono-1000 vs memory-100,
-    chrono-100 vs 500 vs 1000, wiki-long vs wiki (first element is the method tested against the second)."""
-    present = set(methods)
+    chrono-100 vs 500 vs 1000, wiki-long vs wiki (first element is the method tested against the second).
+
+    With several generators, within each generator's keys (``warm/chrono-100`` vs ``warm/simple``): a method
+    of one generator against another's is the generator comparison (``generators.generator_pairs``), not this."""
+    groups: dict[str | None, set[str]] = {}
+    for k in set(methods):
+        label, method = split_key(k)
+        groups.setdefault(label, set()).add(method)
+    out = []
+    for label in sorted(groups, key=lambda x: (x is not None, x or "")):
+        prefix = "" if label is None else label + GENERATOR_SEPARATOR
+        out += [(prefix + a, prefix + b) for a, b in _paper_pairs(groups[label])]
+    return out
+
+
+def _paper_pairs(present: set[str]) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     if "simple" in present:
         pairs += [(m, "simple") for m in order_methods(present) if m != "simple"]
@@ -39,6 +57,16 @@ def default_pairs(methods: Iterable[str]) -> list[tuple[str, str]]:
             seen.add((a, b))
             out.append((a, b))
     return out
+
+
+def with_holm(tests: pd.DataFrame) -> pd.DataFrame:
+    """``tests`` (``PAIRED_COLUMNS`` but ``p_holm``) with ``p_holm``: ``statistics.holm`` over each (judge, metric)
+    family of the table, every pair tested under that judge and metric. Why per family: the judges' scales and the
+    metrics differ, and a reader compares methods within one column; a test with no pairs (p NaN) stays NaN."""
+    out = tests.assign(p_holm=np.nan)
+    for _, grp in out.groupby([out["judge"].fillna(""), out["metric"]], sort=False):
+        out.loc[grp.index, "p_holm"] = holm(grp["p_value"].astype(float).to_numpy())
+    return out[PAIRED_COLUMNS].reset_index(drop=True)
 
 
 def _better(m: Metric, diff: float) -> str | None:
@@ -61,7 +89,7 @@ def compare_methods(
     personalities missing under either method, or with no shared cell, are left out.
 
     ``better`` says which side the difference favours given the metric's direction ("a"/"b"),
-    independent of significance: read it with ``p_value``.
+    independent of significance: read it with ``p_value`` (``p_holm`` is ``p_value`` here: one test per family).
     """
     keys = list(metrics) if metrics is not None else [m.key for m in JUDGED_METRICS + MCQ_METRICS]
     rows = []
@@ -78,7 +106,7 @@ def compare_methods(
             rows.append({"method_a": method_a, "method_b": method_b, "judge": judge, "metric": key,
                          "mean_difference": t.mean_difference, "p_value": t.p_value, "n": t.n,
                          "cells": int(pv["cells"].sum()), "exact": t.exact, "better": _better(m, t.mean_difference)})
-    return pd.DataFrame(rows, columns=PAIRED_COLUMNS)
+    return with_holm(pd.DataFrame(rows, columns=[c for c in PAIRED_COLUMNS if c != "p_holm"]))
 
 
 def paired_tests(
@@ -88,10 +116,11 @@ def paired_tests(
     seed: int = 0,
     n_resamples: int = N_RESAMPLES,
 ) -> pd.DataFrame:
-    """``compare_methods`` over ``pairs`` (default: ``default_pairs`` of the methods present)."""
+    """``compare_methods`` over ``pairs`` (default: ``default_pairs`` of the methods present), ``p_holm`` adjusted
+    over the whole table (``with_holm``)."""
     if method_scores.empty:
         return pd.DataFrame(columns=PAIRED_COLUMNS)
     chosen = list(pairs) if pairs is not None else default_pairs(method_scores["method"].unique())
     frames = [compare_methods(method_scores, a, b, metrics, seed, n_resamples) for a, b in chosen]
     frames = [f for f in frames if not f.empty]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PAIRED_COLUMNS)
+    return with_holm(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=PAIRED_COLUMNS)

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from .catalog import METRICS, metric, order_methods
 
 __all__ = ["png_data_uri", "metrics_plot", "breakdown_plot", "mcq_distribution_plot", "frontier_plot",
-           "overlap_plot", "method_colors"]
+           "overlap_plot", "method_colors", "tradeoff_plot"]
 
 _KIND_COLORS = {"correct": "#2e7d32", "opposite_negation": "#c62828", "near_miss": "#f9a825",
                 "plausible_misconception": "#ef6c00", "invalid": "#9e9e9e"}
@@ -224,5 +224,57 @@ def overlap_plot(strata: pd.DataFrame) -> str | None:
         ax.spines[["top", "right"]].set_visible(False)
         ax.grid(color="#e0e0e0", linewidth=0.6)
         ax.legend(fontsize=7, frameon=False)
+    fig.tight_layout()
+    return png_data_uri(fig)
+
+
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")
+
+
+def tradeoff_plot(by_generator: pd.DataFrame) -> str | None:
+    """Each generator's trade-off, as the paper plots methods: Content Similarity against Contradiction Ratio (%),
+    one panel per judge, one point per (generator, method) from the generator x method table
+    (``generators.generator_table``): colour per generator, marker and label per method, a generator's methods
+    joined in the paper's order so its curve reads at a glance. None without two generators or without a CS and
+    CR value under a judge."""
+    if by_generator.empty:
+        return None
+    gens = list(dict.fromkeys(by_generator["generator"]))  # the table's order: the first generator first
+    if len(gens) < 2:
+        return None
+    wide = by_generator[by_generator["metric"].isin(["cs_mean", "contradiction_ratio"])].pivot_table(
+        index=["judge", "generator", "method"], columns="metric", values="value", aggfunc="first")
+    if not {"cs_mean", "contradiction_ratio"} <= set(wide.columns):
+        return None
+    wide = wide.dropna(subset=["cs_mean", "contradiction_ratio"]).reset_index()
+    judges = sorted(wide["judge"].unique())
+    if not judges:
+        return None
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+    colors = {g: palette[i % len(palette)] for i, g in enumerate(gens)}
+    methods = order_methods(wide["method"])
+    markers = {m: _MARKERS[i % len(_MARKERS)] for i, m in enumerate(methods)}
+    fig = Figure(figsize=(5.2 * len(judges), 4.2))
+    for ji, judge in enumerate(judges):
+        ax = fig.add_subplot(1, len(judges), ji + 1)
+        sub = wide[wide["judge"] == judge]
+        for g in gens:
+            part = sub[sub["generator"] == g].set_index("method")
+            pts = part.reindex([m for m in methods if m in part.index])
+            if pts.empty:
+                continue
+            x, y = pts["contradiction_ratio"].to_numpy(dtype=float) * 100, pts["cs_mean"].to_numpy(dtype=float)
+            ax.plot(x, y, color=colors[g], linewidth=0.8, alpha=0.5, zorder=2)
+            for xi, yi, m in zip(x, y, pts.index):
+                ax.scatter([xi], [yi], s=46, color=colors[g], marker=markers[m], zorder=3,
+                           label=g if m == pts.index[0] else None)
+                ax.annotate(m, (xi, yi), textcoords="offset points", xytext=(5, 4), fontsize=7)
+        ax.set_xlabel("Contradiction Ratio (%, lower better)", fontsize=8)
+        ax.set_ylabel("Content Similarity (1-5, higher better)", fontsize=8)
+        ax.set_title(f"Generators' trade-off - judge {judge}", fontsize=9)
+        ax.tick_params(labelsize=8)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.grid(color="#e0e0e0", linewidth=0.6)
+        ax.legend(fontsize=7, frameon=False, title="generator", title_fontsize=7)
     fig.tight_layout()
     return png_data_uri(fig)

@@ -142,6 +142,19 @@ def split_key(key: str) -> tuple[str | None, str]:
     return (label, method) if sep else (None, key)
 
 
+def generator_and_method(key: str, first_label: str) -> tuple[str, str]:
+    """(generator, method) of a method key, for tables that show the generator as its own column: a plain key is
+    the study's first generator's (``first_label``, as its keys carry no label), a keyed one its label's, and a
+    calibration method is every generator's (``""``: it calls no generator, and each generator is normalised
+    against the same rows)."""
+    from .calibration import CALIBRATION_METHODS
+
+    if key in CALIBRATION_METHODS:
+        return "", key
+    label, method = split_key(key)
+    return label or first_label, method
+
+
 def expand_keys(methods: Iterable[str], labels: Iterable[str]) -> tuple[str, ...]:
     """The method keys of a study with more than one generator: each method as named (the first generator's, and
     the calibration methods, which call no generator and are shared), then ``<label>/<method>`` for each other
@@ -177,3 +190,20 @@ def order_methods(methods: Iterable[str]) -> list[str]:
     uniq = set(methods)
     known = [m for m in METHOD_ORDER if m in uniq]
     return known + sorted(uniq - set(known))
+
+
+def order_keys(keys: Iterable[str]) -> list[str]:
+    """Distinct method keys grouped by generator: the first generator's plain keys, then each other generator's by
+    label, then the shared calibration methods; each group in the paper's order (``order_methods`` of its methods).
+    Why not ``order_methods``: it would put every ``<label>/...`` key after the paper's methods, alphabetically."""
+    from .calibration import CALIBRATION_METHODS
+
+    uniq = set(keys)
+    groups: dict[str | None, dict[str, str]] = {}
+    for k in uniq - set(CALIBRATION_METHODS):
+        label, method = split_key(k)
+        groups.setdefault(label, {})[method] = k
+    out = []
+    for label in sorted(groups, key=lambda x: (x is not None, x or "")):
+        out += [groups[label][m] for m in order_methods(groups[label])]
+    return out + order_methods(uniq & set(CALIBRATION_METHODS))

@@ -30,9 +30,10 @@ def test_the_leaderboard_table_notes_an_estimate_on_its_intervals_edge():
 
 def test_the_paired_tests_table_keeps_small_p_values_readable():
     tests = pd.DataFrame([{"method_a": "simple", "method_b": "chrono-100", "judge": "j", "metric": "m",
-                           "mean_difference": -2.312964634631667e-19, "p_value": 0.000123456, "n": 2, "better": ""}])
+                           "mean_difference": -2.312964634631667e-19, "p_value": 0.000123456, "p_holm": 0.000246912,
+                           "n": 2, "better": ""}])
     record = paired_tests_table(tests).records[0].data
-    assert record["a_minus_b"] == 0.0 and record["p_value"] == 0.000123
+    assert record["a_minus_b"] == 0.0 and record["p_value"] == 0.000123 and record["p_holm"] == 0.000247
 
 
 def test_previews_and_means_round_but_the_frame_keeps_full_precision():

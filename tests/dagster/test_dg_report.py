@@ -18,7 +18,7 @@ from interviewsim_view import urls
 from interviewsim_view.urls import explorer_url
 
 METHODS = "simple,chrono-100"
-SECTIONS = {"leaderboard", "calibration", "human_validation", "paired_tests", "judge_agreement", "human_agreement", "ps_stability", "tag_breakdown", "validity",
+SECTIONS = {"leaderboard", "calibration", "human_validation", "paired_tests", "generators", "judge_agreement", "human_agreement", "ps_stability", "tag_breakdown", "validity",
             "category_breakdown", "mcq",
             "memory_ablation", "cost", "overlap", "premise"}
 

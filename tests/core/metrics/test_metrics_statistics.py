@@ -10,6 +10,7 @@ import pytest
 from interviewsim_core.metrics.statistics import (
     bootstrap_ci,
     cohen_kappa,
+    holm,
     paired_method_test,
     paired_permutation_test,
     spearman,
@@ -182,3 +183,13 @@ def test_bootstrap_resamples_in_bounded_batches_with_the_same_interval(monkeypat
     monkeypatch.setattr(statistics, "RESAMPLE_BATCH_VALUES", 2_000 * 7)  # 7 resamples per batch
     batched = statistics.bootstrap_ci(x, n_resamples=999, seed=5, method=method)
     assert (batched.low, batched.high) == (whole.low, whole.high)
+
+
+def test_holm_against_hand_computed_values():
+    # Sorted: 0.005 x4 = 0.02, 0.01 x3 = 0.03, 0.03 x2 = 0.06, 0.04 x1 = 0.04 -> 0.06 (never below an earlier one).
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    # Capped at 1; a NaN (a test with no pairs) stays NaN and is not counted in the family.
+    out = holm([0.2, float("nan"), 0.6])
+    assert out[0] == pytest.approx(0.4) and math.isnan(out[1]) and out[2] == pytest.approx(0.6)
+    assert holm([0.5, 0.7, 0.9]) == pytest.approx([1.0, 1.0, 1.0])
+    assert holm([0.02]) == pytest.approx([0.02]) and len(holm([])) == 0

@@ -17,11 +17,12 @@ from interviewsim_core.report.catalog import fmt
 from .conftest import JUDGES, METHODS, PERSONALITIES, read_all
 from .htmlscan import ReportPage
 
-SECTIONS = ("leaderboard", "calibration", "human_validation", "paired_tests", "judge_agreement", "human_agreement",
+SECTIONS = ("leaderboard", "calibration", "human_validation", "paired_tests", "generators", "judge_agreement",
+            "human_agreement",
             "ps_stability", "tag_breakdown", "category_breakdown", "mcq", "memory_ablation", "cost", "validity",
             "overlap", "premise")
-# No ablation methods, labels file, ps_stability or study.
-NOT_RUN = ("memory_ablation", "human_agreement", "ps_stability", "human_validation")
+# No ablation methods, labels file, ps_stability, study or second generator.
+NOT_RUN = ("memory_ablation", "human_agreement", "ps_stability", "human_validation", "generators")
 
 
 @pytest.fixture(scope="module")

@@ -114,3 +114,19 @@ def test_resolve_methods_reports_all_bad_names_and_duplicates():
     with pytest.raises(ConfigError, match="twice"):
         resolve_methods(["simple", "simple"])
     assert [s.name for s in resolve_methods(["wiki", "retrieval-2"])] == ["wiki", "retrieval-2"]
+
+
+def test_generator_and_method_names_the_first_generator_for_plain_keys_and_none_for_calibration():
+    from interviewsim_core.strategies import generator_and_method
+
+    assert generator_and_method("chrono-100", "gpt-4.1") == ("gpt-4.1", "chrono-100")
+    assert generator_and_method("warm/chrono-100", "gpt-4.1") == ("warm", "chrono-100")
+    assert generator_and_method("reference", "gpt-4.1") == ("", "reference")
+
+
+def test_order_keys_groups_by_generator_in_the_papers_order_calibration_last():
+    from interviewsim_core.strategies import order_keys
+
+    keys = ["warm/simple", "reference", "chrono-100", "b/chrono-100", "simple", "warm/chrono-100", "copy-nearest"]
+    assert order_keys(keys) == ["simple", "chrono-100", "b/chrono-100", "warm/simple", "warm/chrono-100",
+                                "copy-nearest", "reference"]
