@@ -37,12 +37,15 @@ def _query(params: dict[str, object]) -> str:
     return ("?" + urlencode(kept)) if kept else ""
 
 
-def leaderboard(view: str | None = None) -> str:
-    return "/" + _query({"view": view})
+def leaderboard(view: str | None = None, generator: str | None = None) -> str:
+    """The leaderboard (``view``: common, all_valid, ...); ``generator``: that generator's rows and the shared
+    calibration methods only."""
+    return "/" + _query({"view": view, "generator": generator})
 
 
-def question(personality_id: str, qa_id: str) -> str:
-    return f"/q/{_seg(personality_id)}/{_seg(qa_id)}"
+def question(personality_id: str, qa_id: str, generator: str | None = None) -> str:
+    """One held-out question; ``generator``: that generator's answers and the shared calibration methods only."""
+    return f"/q/{_seg(personality_id)}/{_seg(qa_id)}" + _query({"generator": generator})
 
 
 def rows(**filters: object) -> str:

@@ -142,6 +142,18 @@ def split_key(key: str) -> tuple[str | None, str]:
     return (label, method) if sep else (None, key)
 
 
+def generator_and_method(key: str, first_label: str) -> tuple[str, str]:
+    """(generator label, method) of a method key, given the label of the study's first generator (whose keys are
+    plain): ``warm/simple`` -> ("warm", "simple"), ``simple`` -> (first_label, "simple"), and a calibration method,
+    which calls no generator and is shared by all, -> ("", "reference")."""
+    from .calibration import CALIBRATION_METHODS
+
+    label, method = split_key(key)
+    if label is None and method in CALIBRATION_METHODS:
+        return "", method
+    return (first_label if label is None else label), method
+
+
 def expand_keys(methods: Iterable[str], labels: Iterable[str]) -> tuple[str, ...]:
     """The method keys of a study with more than one generator: each method as named (the first generator's, and
     the calibration methods, which call no generator and are shared), then ``<label>/<method>`` for each other
