@@ -11,7 +11,7 @@ from typing import Any, Iterable
 from interviewsim_core.metrics.normalised import COMMON_VIEW_NOTE
 from interviewsim_core.metrics.registry import METRICS
 from interviewsim_core.metrics.statistics import interval_note
-from interviewsim_core.strategies import generator_and_method, order_methods, split_key
+from interviewsim_core.strategies import GENERATOR_SEPARATOR, generator_and_method, order_methods, split_key
 from interviewsim_core.strategies.calibration import CALIBRATION_METHODS
 
 from . import urls
@@ -59,13 +59,14 @@ class Filters:
     tag: str = ""
     q: str = ""
     sort: str = ""
+    generator: str = ""
     page: int = 0
     problems: list[str] = field(default_factory=list)
 
     @classmethod
     def parse(cls, params: dict[str, str]) -> Filters:
         f = cls(problems=[])
-        for name in ("table", "personality", "method", "judge", "label", "status", "tag", "q", "sort"):
+        for name in ("table", "personality", "method", "judge", "label", "status", "tag", "q", "sort", "generator"):
             setattr(f, name, (params.get(name) or getattr(f, name)).strip())
         if f.table not in BROWSE_TABLES:
             f.problems.append(f"unknown table {f.table!r}; showing cs")
@@ -87,7 +88,7 @@ class Filters:
 
     def link(self, **changes: object) -> str:
         values = {k: getattr(self, k) for k in ("table", "personality", "method", "judge", "min", "max", "label",
-                                                "status", "tag", "q", "sort", "page")}
+                                                "status", "tag", "q", "sort", "generator", "page")}
         values.update(changes)
         return urls.rows(**values)
 
@@ -276,8 +277,16 @@ def question(store: Store, personality_id: str, qa_id: str, generator: str = "")
             "item_heads": [(m, *gens.of(m)) for m in item_methods]}
 
 
-def _where(f: Filters, spec: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+def _where(f: Filters, spec: dict[str, Any], gens: Generators | None = None) -> tuple[list[str], dict[str, Any]]:
     where, params = [], {}
+    if gens is not None and gens.chosen:
+        # one generator's keys (the first's are the plain names) and the shared calibration methods
+        if gens.chosen == gens.first:
+            where.append("position($sep IN method) = 0")
+            params["sep"] = GENERATOR_SEPARATOR
+        else:
+            where.append("(starts_with(method, $gen_prefix) OR method = ANY($calibration))")
+            params.update(gen_prefix=gens.chosen + GENERATOR_SEPARATOR, calibration=list(CALIBRATION_METHODS))
     for name, col in (("personality", "personality_id"), ("method", "method"), ("judge", "judge")):
         value = getattr(f, name)
         if value and (name != "judge" or f.table in ("cs", "fc")) and (name != "method" or f.table != "heldout"):
@@ -314,7 +323,13 @@ def _where(f: Filters, spec: dict[str, Any]) -> tuple[list[str], dict[str, Any]]
 def browse(store: Store, f: Filters, blind: bool = False) -> dict[str, Any]:
     """One page of rows of the chosen table under the filters, in a stable order."""
     spec = BROWSE_TABLES[f.table]
-    where, params = _where(f, spec)
+    gens = None
+    if f.table != "heldout" and store.has(spec["asset"]):
+        gens = generators(store, store.distinct(spec["asset"], "method"), f.generator)
+        if gens.problem:
+            f.problems.append(gens.problem)
+            f.generator = ""
+    where, params = _where(f, spec, gens)
     if f.q and spec["search"]:
         where = [w.replace("ILIKE $q", "ILIKE $q ESCAPE '\\'") for w in where]
     if f.tag:
@@ -346,7 +361,7 @@ def browse(store: Store, f: Filters, blind: bool = False) -> dict[str, Any]:
         _attach_questions(store, page.rows)
     if f.table in ("cs", "fc") and page.rows:
         _attach_generated(store, page.rows)
-    return {"spec": spec, "page": page, "filters": f}
+    return {"spec": spec, "page": page, "filters": f, "gen": gens}
 
 
 def _sorted_page(store: Store, f: Filters, where: list[str], params: dict[str, Any], files: list[str]) -> Page:

@@ -50,7 +50,8 @@ def question(personality_id: str, qa_id: str, generator: str | None = None) -> s
 
 def rows(**filters: object) -> str:
     """The browse page with these filters (``table``, ``personality``, ``method``, ``judge``, ``min``,
-    ``max``, ``label``, ``status``, ``tag``, ``q``, ``page``)."""
+    ``max``, ``label``, ``status``, ``tag``, ``q``, ``generator``: one generator's methods and the shared
+    calibration ones, ``page``)."""
     return "/rows" + _query(filters)
 
 

@@ -110,3 +110,24 @@ def test_one_generator_looks_as_before(view_root, tmp_path):
     board = c.get(urls.leaderboard()).text
     assert "<th>Generator</th>" not in board and 'id="generator-filter"' not in board
     assert 'id="generator-problem"' in c.get(urls.question(PID, QA, "warm")).text
+
+
+def test_the_rows_page_filters_by_generator(two_generator_root, tmp_path):
+    c = client(two_generator_root, tmp_path)
+
+    def methods(url: str) -> set[str]:
+        page = c.get(url).text
+        return set(re.findall(r'<tr class="row status-[a-z]+">\s*<td>[^<]*</td><td>([^<]*)</td>', page))
+
+    assert methods(urls.rows(table="gen")) >= {"simple", "warm/simple", "reference"}
+    everything = set()
+    for page in range(20):  # every generation row of the first generator, the shared reference, no warm/...
+        got = c.get(urls.rows(table="cs", generator=FIRST, page=page)).text
+        everything |= set(re.findall(r'<tr class="row status-[a-z]+">\s*<td>[^<]*</td><td>([^<]*)</td>', got))
+        if 'id="next-page"' not in got:
+            break
+    assert everything == {"simple", "chrono-100", "reference"}
+    assert methods(urls.rows(table="gen", generator="warm", personality=PID)) == {"warm/simple", "warm/chrono-100",
+                                                                                  "reference"}
+    page = c.get(urls.rows(table="cs", generator="nope")).text
+    assert "no generator &#39;nope&#39; here" in page and '<option value="warm">warm</option>' in page
