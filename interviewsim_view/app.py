@@ -164,7 +164,7 @@ def create_app(config: ViewConfig) -> Starlette:
         pid = ids[0] if ids else request.query_params.get("id", "")
         if not pid:
             return personality_index(request)
-        data = pages.personality(store, pid)
+        data = pages.personality(store, pid, request.query_params.get("generator", ""))
         if not data["grid"] and not store.files("heldout_split", pid):
             raise HTTPException(404, f"no personality {pid!r} under {store.label}")
         return render(request, "personality.html.j2", pid=pid, d=data)

@@ -458,9 +458,10 @@ def _modal(votes: list[dict[str, Any]]) -> str:
     return top[0] if len(top) == 1 else "tie: " + "/".join(sorted(top))
 
 
-def personality(store: Store, personality_id: str) -> dict[str, Any]:
+def personality(store: Store, personality_id: str, generator: str = "") -> dict[str, Any]:
     """Big Five levels: the reference (held-out answers) and each method's generated answers, per judge,
-    with every vote and its justification; PS stability where computed."""
+    with every vote and its justification; PS stability where computed. With several generators the columns
+    are grouped by method, each headed by its generator; ``generator`` keeps one (and the calibration methods)."""
     cols = "judge, trait, vote_index, rate, justification, status, cache_key"
     ref = store.select("reference_personality", f"SELECT {cols} FROM {{T}} ORDER BY judge, trait, vote_index", {},
                        personality_id)
@@ -480,8 +481,12 @@ def personality(store: Store, personality_id: str) -> dict[str, Any]:
                 votes = [r for r in rows if r["judge"] == judge and r["trait"] == trait]
                 levels[src] = {"modal": _modal(votes), "votes": votes}
             grid.append({"judge": judge, "trait": trait, "levels": levels})
-    order = ["reference"] + order_methods([s for s in sources if s != "reference"])
-    return {"grid": grid, "sources": order, "stability": stab}
+    gens = generators(store, [s for s in sources if s != "reference"], generator, personality_id)
+    methods = [s for s in sources if s != "reference"]
+    order = ["reference"] + [s for s in (gens.ordered(methods) if gens.several else order_methods(methods))
+                             if gens.keep(s)]
+    return {"grid": grid, "sources": order, "stability": stab, "gen": gens,
+            "heads": [(s, *(gens.of(s) if s != "reference" else ("", s))) for s in order]}
 
 
 def premise(store: Store, verdict: str = "", kind: str = "", personality_id: str = "", label: str = "",

@@ -59,8 +59,9 @@ def disagree(**filters: object) -> str:
     return "/disagree" + _query(filters)
 
 
-def personality(personality_id: str) -> str:
-    return f"/personality/{_seg(personality_id)}"
+def personality(personality_id: str, generator: str | None = None) -> str:
+    """Big Five levels of one personality; ``generator``: that generator's methods only (with the calibration)."""
+    return f"/personality/{_seg(personality_id)}" + _query({"generator": generator})
 
 
 def personality_index() -> str:

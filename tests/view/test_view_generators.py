@@ -131,3 +131,11 @@ def test_the_rows_page_filters_by_generator(two_generator_root, tmp_path):
                                                                                   "reference"}
     page = c.get(urls.rows(table="cs", generator="nope")).text
     assert "no generator &#39;nope&#39; here" in page and '<option value="warm">warm</option>' in page
+
+
+def test_the_personality_page_heads_each_column_with_its_generator(two_generator_root, tmp_path):
+    c = client(two_generator_root, tmp_path)
+    heads = re.findall(r'<th data-method="([^"]+)">', c.get(urls.personality(PID)).text)
+    assert heads == ["reference", "simple", "warm/simple", "chrono-100", "warm/chrono-100"]
+    warm = re.findall(r'<th data-method="([^"]+)">', c.get(urls.personality(PID, "warm")).text)
+    assert warm == ["reference", "warm/simple", "warm/chrono-100"]
