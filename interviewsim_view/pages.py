@@ -148,14 +148,16 @@ def generators(store: Store, keys: Iterable[str], chosen: str = "", personality_
 
     keys = set(keys)
     plain = [k for k in order_methods(keys) if split_key(k)[0] is None and k not in CALIBRATION_METHODS]
+    keyed = {label for label, _ in map(split_key, keys) if label is not None}
     first_model = ""
-    for key in plain[:1]:
+    # one generator and no filter: nothing shows its label, so no read (a page costs what it cost before)
+    for key in plain[:1] if keyed or chosen.strip() else ():
         files = store.files("generations", personality_id, key)[:1]
         got = store.query(f"SELECT model FROM {store.scan('files')} WHERE model IS NOT NULL LIMIT 1",
                           {"files": files}) if files else []
         first_model = str(got[0]["model"]) if got else ""
     first = generator_label(ModelConfig(model=first_model)) if first_model else FIRST_GENERATOR
-    others = sorted({label for label, _ in map(split_key, keys) if label is not None} - {first})
+    others = sorted(keyed - {first})
     labels = ((first,) if plain else ()) + tuple(others)
     problem = ""
     chosen = chosen.strip()
