@@ -120,13 +120,14 @@ def create_app(config: ViewConfig) -> Starlette:
                        has_corpus=config.corpus is not None)
 
     def leaderboard(request: Request) -> Response:
-        return render(request, "leaderboard.html.j2", board=pages.leaderboard(store, request.query_params.get("view", "")),
+        return render(request, "leaderboard.html.j2", board=pages.leaderboard(store, request.query_params.get("view", ""),
+                                                                        request.query_params.get("generator", "")),
                       has_board=store.has("leaderboard"))
 
     def question(request: Request) -> Response:
         ids = _ids(request, "/q/", 2)
         pid, qa = ids if ids else (request.query_params.get("personality", ""), request.query_params.get("qa", ""))
-        data = pages.question(store, pid, qa)
+        data = pages.question(store, pid, qa, request.query_params.get("generator", ""))
         if data is None:
             raise HTTPException(404, f"no held-out question {qa!r} of personality {pid!r} under {store.label}")
         mine, label_problem = {}, ""
@@ -163,7 +164,7 @@ def create_app(config: ViewConfig) -> Starlette:
         pid = ids[0] if ids else request.query_params.get("id", "")
         if not pid:
             return personality_index(request)
-        data = pages.personality(store, pid)
+        data = pages.personality(store, pid, request.query_params.get("generator", ""))
         if not data["grid"] and not store.files("heldout_split", pid):
             raise HTTPException(404, f"no personality {pid!r} under {store.label}")
         return render(request, "personality.html.j2", pid=pid, d=data)

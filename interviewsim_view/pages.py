@@ -6,17 +6,18 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from interviewsim_core.metrics.normalised import COMMON_VIEW_NOTE
 from interviewsim_core.metrics.registry import METRICS
 from interviewsim_core.metrics.statistics import interval_note
-from interviewsim_core.strategies import order_methods
+from interviewsim_core.strategies import GENERATOR_SEPARATOR, generator_and_method, order_methods, split_key
+from interviewsim_core.strategies.calibration import CALIBRATION_METHODS
 
 from . import urls
 from .store import PAGE_SIZE, STATUSES, Page, Store
 
-__all__ = ["Filters", "BROWSE_TABLES", "leaderboard", "question", "browse", "disagree", "personality",
+__all__ = ["Filters", "BROWSE_TABLES", "Generators", "generators", "leaderboard", "question", "browse", "disagree", "personality",
            "personalities", "premise"]
 
 _CALL = "status, raw_output, parse_error, error, cache_key"
@@ -58,13 +59,14 @@ class Filters:
     tag: str = ""
     q: str = ""
     sort: str = ""
+    generator: str = ""
     page: int = 0
     problems: list[str] = field(default_factory=list)
 
     @classmethod
     def parse(cls, params: dict[str, str]) -> Filters:
         f = cls(problems=[])
-        for name in ("table", "personality", "method", "judge", "label", "status", "tag", "q", "sort"):
+        for name in ("table", "personality", "method", "judge", "label", "status", "tag", "q", "sort", "generator"):
             setattr(f, name, (params.get(name) or getattr(f, name)).strip())
         if f.table not in BROWSE_TABLES:
             f.problems.append(f"unknown table {f.table!r}; showing cs")
@@ -86,9 +88,80 @@ class Filters:
 
     def link(self, **changes: object) -> str:
         values = {k: getattr(self, k) for k in ("table", "personality", "method", "judge", "min", "max", "label",
-                                                "status", "tag", "q", "sort", "page")}
+                                                "status", "tag", "q", "sort", "generator", "page")}
         values.update(changes)
         return urls.rows(**values)
+
+
+@dataclass(frozen=True)
+class Generators:
+    """The generators behind some method keys (issue 44) and the one a page is narrowed to.
+
+    The study's first generator keeps the plain method names; its label is ``config.generator_label`` of the model
+    its generation rows name (``model``: the configured label, else the model string). Every other generator's keys
+    are ``<label>/<method>``; the calibration methods call no generator and belong to all (label "")."""
+
+    first: str
+    first_model: str
+    labels: tuple[str, ...]
+    """The first generator's label (when a plain generation method is there), then the others', sorted."""
+    chosen: str = ""
+    """The generator the page shows ("" = all); the calibration methods stay (they are every generator's scale)."""
+    problem: str = ""
+
+    @property
+    def several(self) -> bool:
+        return len(self.labels) > 1
+
+    def of(self, key: str) -> tuple[str, str]:
+        """(generator label, method) of a method key; label "" for a calibration method."""
+        return generator_and_method(key, self.first)
+
+    def keep(self, key: str) -> bool:
+        return not self.chosen or self.of(key)[0] in ("", self.chosen)
+
+    def title(self, label: str) -> str:
+        """How a page names a generator: the first one with the model its rows name."""
+        if label == self.first and self.first_model and self.first_model != label:
+            return f"{label} ({self.first_model})"
+        return label
+
+    def ordered(self, keys: Iterable[str]) -> list[str]:
+        """``keys`` grouped by method (in ``order_methods`` order), each method's generators in ``labels`` order."""
+        rank = {label: i for i, label in enumerate(self.labels)}
+        keys = list(dict.fromkeys(keys))
+        methods = order_methods({self.of(k)[1] for k in keys})
+        return sorted(keys, key=lambda k: (methods.index(self.of(k)[1]), rank.get(self.of(k)[0], len(rank)),
+                                           self.of(k)[0]))
+
+
+def generators(store: Store, keys: Iterable[str], chosen: str = "", personality_id: str | None = None) -> Generators:
+    """The generators of these method keys, the first one's model read from one generation file of a plain
+    generation method (of ``personality_id`` when given); an unknown ``chosen`` label is a ``problem`` (and the
+    page shows every generator)."""
+    from interviewsim_core.pipeline.config import model_label
+    from interviewsim_core.report.generators import FIRST_GENERATOR  # no generation row names the first's model
+
+    keys = set(keys)
+    plain = [k for k in order_methods(keys) if split_key(k)[0] is None and k not in CALIBRATION_METHODS]
+    keyed = {label for label, _ in map(split_key, keys) if label is not None}
+    first_model = ""
+    # one generator and no filter: nothing shows its label, so no read (a page costs what it cost before)
+    for key in plain[:1] if keyed or chosen.strip() else ():
+        files = store.files("generations", personality_id, key)[:1]
+        got = store.query(f"SELECT model FROM {store.scan('files')} WHERE model IS NOT NULL LIMIT 1",
+                          {"files": files}) if files else []
+        first_model = str(got[0]["model"]) if got else ""
+    first = model_label(first_model) if first_model else FIRST_GENERATOR
+    others = sorted(keyed - {first})
+    labels = ((first,) if plain else ()) + tuple(others)
+    problem = ""
+    chosen = chosen.strip()
+    if chosen and chosen not in labels:
+        problem = (f"no generator {chosen!r} here; showing every generator. The generators are: "
+                   f"{', '.join(labels) or 'none (no generation method)'}")
+        chosen = ""
+    return Generators(first=first, first_model=first_model, labels=labels, chosen=chosen, problem=problem)
 
 
 def _metric_link(metric: str, method: str, judge: str | None) -> str:
@@ -105,8 +178,10 @@ def _metric_link(metric: str, method: str, judge: str | None) -> str:
     return urls.rows(table="mcq", method=method, label=str(m.family.n_options or ""))
 
 
-def leaderboard(store: Store, view: str = "") -> dict[str, Any]:
-    """The pipeline's leaderboard table (small: one row per method, judge, metric, view), pivoted."""
+def leaderboard(store: Store, view: str = "", generator: str = "") -> dict[str, Any]:
+    """The pipeline's leaderboard table (small: one row per method, judge, metric, view), pivoted; with several
+    generators each row names its generator, the rows grouped by method, and ``generator`` keeps one generator's
+    rows and the shared calibration methods."""
     rows = store.select("leaderboard", "SELECT * FROM {T}")
     views = sorted({str(r["view"]) for r in rows})
     view = view if view in views else ("common" if "common" in views else (views[0] if views else ""))
@@ -117,7 +192,8 @@ def leaderboard(store: Store, view: str = "") -> dict[str, Any]:
                                                               c[1] or ""))
     labels = {m.name: m.label for m in METRICS}
     by = {(r["method"], r["metric"], r["judge"]): r for r in rows}
-    methods = order_methods({r["method"] for r in rows})
+    gens = generators(store, {r["method"] for r in rows}, generator)
+    methods = [m for m in gens.ordered(r["method"] for r in rows) if gens.keep(m)]
     table = []
     for method in methods:
         cells = []
@@ -129,11 +205,12 @@ def leaderboard(store: Store, view: str = "") -> dict[str, Any]:
                 "best": bool(r["best"]), "below": bool(r["below_coverage"]), "empty_reason": r["empty_reason"],
                 "percent": metric != "cs_mean" and not metric.endswith("_reward"),
                 "href": _metric_link(metric, method, judge), **(_normalised(r) if view == "all_valid" else {})})
-        table.append({"method": method, "cells": cells})
+        label, base = gens.of(method)
+        table.append({"method": method, "base": base, "generator": label, "cells": cells})
     # The other views say once, above the table, why they show no normalised score (not in every cell).
     norm_note = COMMON_VIEW_NOTE if view != "all_valid" and any("normalised" in r for r in rows) else ""
     return {"view": view, "views": views, "columns": [(labels.get(m, m), j) for m, j in cols], "rows": table,
-            "norm_note": norm_note}
+            "norm_note": norm_note, "gen": gens}
 
 
 def _normalised(r: dict[str, Any]) -> dict[str, Any]:
@@ -150,8 +227,12 @@ def _normalised(r: dict[str, Any]) -> dict[str, Any]:
             "norm_between": f"{r['norm_floor']} {r['floor_value']:.3f} .. {r['norm_ceiling']} {r['ceiling_value']:.3f}"}
 
 
-def question(store: Store, personality_id: str, qa_id: str) -> dict[str, Any] | None:
-    """Everything about one held-out question of one personality, from that personality's files only."""
+def question(store: Store, personality_id: str, qa_id: str, generator: str = "") -> dict[str, Any] | None:
+    """Everything about one held-out question of one personality, from that personality's files only.
+
+    ``groups``: one per method, each with one block per generator (its answer, the judges' values and
+    explanations); a calibration method is one shared block. ``generator`` keeps that generator's blocks and the
+    shared ones."""
     p = {"qa": qa_id}
     split = store.select("heldout_split", "SELECT * FROM {T} WHERE qa_id = $qa", p, personality_id)
     if not split:
@@ -178,13 +259,32 @@ def question(store: Store, personality_id: str, qa_id: str) -> dict[str, Any] | 
     for it in items:
         it["options"] = list(zip(it["labels"] or [], it["texts"] or [], it["kinds"] or []))
         it["chosen"] = chosen.get(it["item_id"], {})
-    methods = order_methods(by_method)
-    return {"split": split[0], "methods": [(m, by_method[m]) for m in methods], "fact_summary": facts[0] if facts else None,
-            "mcq": items, "item_methods": order_methods({a["method"] for a in answers})}
+    gens = generators(store, set(by_method) | {a["method"] for a in answers}, generator, personality_id)
+    methods = [m for m in (gens.ordered(by_method) if gens.several else order_methods(by_method)) if gens.keep(m)]
+    groups: list[dict[str, Any]] = []
+    for m in methods:
+        label, base = gens.of(m)
+        if not groups or groups[-1]["method"] != base:
+            groups.append({"method": base, "shared": label == "", "blocks": []})
+        groups[-1]["blocks"].append({"key": m, "generator": label, "title": gens.title(label) if label else "",
+                                     **by_method[m]})
+    answered = {a["method"] for a in answers}
+    item_methods = [m for m in (gens.ordered(answered) if gens.several else order_methods(answered)) if gens.keep(m)]
+    return {"split": split[0], "methods": [(m, by_method[m]) for m in methods], "groups": groups, "gen": gens,
+            "fact_summary": facts[0] if facts else None, "mcq": items, "item_methods": item_methods,
+            "item_heads": [(m, *gens.of(m)) for m in item_methods]}
 
 
-def _where(f: Filters, spec: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+def _where(f: Filters, spec: dict[str, Any], gens: Generators | None = None) -> tuple[list[str], dict[str, Any]]:
     where, params = [], {}
+    if gens is not None and gens.chosen:
+        # one generator's keys (the first's are the plain names) and the shared calibration methods
+        if gens.chosen == gens.first:
+            where.append("position($sep IN method) = 0")
+            params["sep"] = GENERATOR_SEPARATOR
+        else:
+            where.append("(starts_with(method, $gen_prefix) OR method = ANY($calibration))")
+            params.update(gen_prefix=gens.chosen + GENERATOR_SEPARATOR, calibration=list(CALIBRATION_METHODS))
     for name, col in (("personality", "personality_id"), ("method", "method"), ("judge", "judge")):
         value = getattr(f, name)
         if value and (name != "judge" or f.table in ("cs", "fc")) and (name != "method" or f.table != "heldout"):
@@ -221,7 +321,13 @@ def _where(f: Filters, spec: dict[str, Any]) -> tuple[list[str], dict[str, Any]]
 def browse(store: Store, f: Filters, blind: bool = False) -> dict[str, Any]:
     """One page of rows of the chosen table under the filters, in a stable order."""
     spec = BROWSE_TABLES[f.table]
-    where, params = _where(f, spec)
+    gens = None
+    if f.table != "heldout" and store.has(spec["asset"]):
+        gens = generators(store, store.distinct(spec["asset"], "method"), f.generator)
+        if gens.problem:
+            f.problems.append(gens.problem)
+            f.generator = ""
+    where, params = _where(f, spec, gens)
     if f.q and spec["search"]:
         where = [w.replace("ILIKE $q", "ILIKE $q ESCAPE '\\'") for w in where]
     if f.tag:
@@ -253,7 +359,7 @@ def browse(store: Store, f: Filters, blind: bool = False) -> dict[str, Any]:
         _attach_questions(store, page.rows)
     if f.table in ("cs", "fc") and page.rows:
         _attach_generated(store, page.rows)
-    return {"spec": spec, "page": page, "filters": f}
+    return {"spec": spec, "page": page, "filters": f, "gen": gens}
 
 
 def _sorted_page(store: Store, f: Filters, where: list[str], params: dict[str, Any], files: list[str]) -> Page:
@@ -350,9 +456,10 @@ def _modal(votes: list[dict[str, Any]]) -> str:
     return top[0] if len(top) == 1 else "tie: " + "/".join(sorted(top))
 
 
-def personality(store: Store, personality_id: str) -> dict[str, Any]:
+def personality(store: Store, personality_id: str, generator: str = "") -> dict[str, Any]:
     """Big Five levels: the reference (held-out answers) and each method's generated answers, per judge,
-    with every vote and its justification; PS stability where computed."""
+    with every vote and its justification; PS stability where computed. With several generators the columns
+    are grouped by method, each headed by its generator; ``generator`` keeps one (and the calibration methods)."""
     cols = "judge, trait, vote_index, rate, justification, status, cache_key"
     ref = store.select("reference_personality", f"SELECT {cols} FROM {{T}} ORDER BY judge, trait, vote_index", {},
                        personality_id)
@@ -372,8 +479,12 @@ def personality(store: Store, personality_id: str) -> dict[str, Any]:
                 votes = [r for r in rows if r["judge"] == judge and r["trait"] == trait]
                 levels[src] = {"modal": _modal(votes), "votes": votes}
             grid.append({"judge": judge, "trait": trait, "levels": levels})
-    order = ["reference"] + order_methods([s for s in sources if s != "reference"])
-    return {"grid": grid, "sources": order, "stability": stab}
+    gens = generators(store, [s for s in sources if s != "reference"], generator, personality_id)
+    methods = [s for s in sources if s != "reference"]
+    order = ["reference"] + [s for s in (gens.ordered(methods) if gens.several else order_methods(methods))
+                             if gens.keep(s)]
+    return {"grid": grid, "sources": order, "stability": stab, "gen": gens,
+            "heads": [(s, *(gens.of(s) if s != "reference" else ("", s))) for s in order]}
 
 
 def premise(store: Store, verdict: str = "", kind: str = "", personality_id: str = "", label: str = "",

@@ -37,17 +37,21 @@ def _query(params: dict[str, object]) -> str:
     return ("?" + urlencode(kept)) if kept else ""
 
 
-def leaderboard(view: str | None = None) -> str:
-    return "/" + _query({"view": view})
+def leaderboard(view: str | None = None, generator: str | None = None) -> str:
+    """The leaderboard (``view``: common, all_valid, ...); ``generator``: that generator's rows and the shared
+    calibration methods only."""
+    return "/" + _query({"view": view, "generator": generator})
 
 
-def question(personality_id: str, qa_id: str) -> str:
-    return f"/q/{_seg(personality_id)}/{_seg(qa_id)}"
+def question(personality_id: str, qa_id: str, generator: str | None = None) -> str:
+    """One held-out question; ``generator``: that generator's answers and the shared calibration methods only."""
+    return f"/q/{_seg(personality_id)}/{_seg(qa_id)}" + _query({"generator": generator})
 
 
 def rows(**filters: object) -> str:
     """The browse page with these filters (``table``, ``personality``, ``method``, ``judge``, ``min``,
-    ``max``, ``label``, ``status``, ``tag``, ``q``, ``page``)."""
+    ``max``, ``label``, ``status``, ``tag``, ``q``, ``generator``: one generator's methods and the shared
+    calibration ones, ``page``)."""
     return "/rows" + _query(filters)
 
 
@@ -55,8 +59,9 @@ def disagree(**filters: object) -> str:
     return "/disagree" + _query(filters)
 
 
-def personality(personality_id: str) -> str:
-    return f"/personality/{_seg(personality_id)}"
+def personality(personality_id: str, generator: str | None = None) -> str:
+    """Big Five levels of one personality; ``generator``: that generator's methods only (with the calibration)."""
+    return f"/personality/{_seg(personality_id)}" + _query({"generator": generator})
 
 
 def personality_index() -> str:

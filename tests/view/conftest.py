@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .corpus import build_data_root
+from .corpus import GENERATORS, TWO_GENERATOR_METHODS, build_data_root
 
 
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -52,6 +52,12 @@ def view_root(tmp_path_factory) -> Path:
     return build_data_root(tmp_path_factory.mktemp("view_run"))
 
 
+@pytest.fixture(scope="session")
+def two_generator_root(tmp_path_factory) -> Path:
+    """The same corpus run by a two-generator study (issue 44): ``simple`` and ``warm/simple``, ..., one ``reference``."""
+    return build_data_root(tmp_path_factory.mktemp("view_run_two"), GENERATORS, TWO_GENERATOR_METHODS)
+
+
 def start_server(data_root: str | None, labels: Path | None, *extra: str, probe: str = "/labels") -> tuple[subprocess.Popen, str]:
     """``interviewsim view`` (``data_root`` None: ``extra`` gives ``--corpus``), ready once ``probe`` answers."""
     from interviewsim_core.llm.testing import free_port
@@ -85,6 +91,15 @@ def stop(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture()
+def two_generator_server(two_generator_root, tmp_path) -> Iterator[str]:
+    proc, base = start_server(str(two_generator_root), tmp_path / "labels" / "human_labels.csv")
+    try:
+        yield base
+    finally:
+        stop(proc)
 
 
 @pytest.fixture()

@@ -46,8 +46,16 @@ def person_document(pid: str, n_interviews: int = 6, pairs: int = 3) -> dict:
             "interviews": interviews}
 
 
-def build_data_root(base: Path) -> Path:
-    """Write the corpus under ``base/corpus`` and run the whole evaluation into ``base/data``."""
+GENERATORS = ({"model": "offline/extractive"}, {"model": "offline/extractive", "label": "warm", "temperature": 0.7})
+"""A two-generator study (issue 44): the first keeps the plain method names (label ``extractive``), the second's
+keys are ``warm/<method>``."""
+TWO_GENERATOR_METHODS = ("simple", "chrono-100", "reference")
+
+
+def build_data_root(base: Path, generators: tuple[dict, ...] | None = None,
+                    methods: tuple[str, ...] = METHODS) -> Path:
+    """Write the corpus under ``base/corpus`` and run the whole evaluation into ``base/data`` (with
+    ``generators``: every one of them, keyed as a study keys them)."""
     from interviewsim_core.factories import make_gateway
     from interviewsim_core.llm.types import ModelConfig
     from interviewsim_core.pipeline.config import EvalConfig
@@ -57,7 +65,8 @@ def build_data_root(base: Path) -> Path:
     for pid in PEOPLE:
         (corpus / pid).mkdir(parents=True, exist_ok=True)
         (corpus / pid / "prepared_input.json").write_text(json.dumps(person_document(pid)), encoding="utf-8")
-    cfg = EvalConfig(corpus=corpus, data_root=root, methods=METHODS, cache_path=root / ".cache" / "llm.sqlite",
-                     judges=tuple(ModelConfig(model="offline/extractive", label=j) for j in JUDGES))
+    cfg = EvalConfig(corpus=corpus, data_root=root, methods=methods, cache_path=root / ".cache" / "llm.sqlite",
+                     judges=tuple(ModelConfig(model="offline/extractive", label=j) for j in JUDGES),
+                     **({"generators": generators} if generators else {}))
     run_evaluation(cfg, gateway=make_gateway(cfg), keep=())
     return root

@@ -128,3 +128,32 @@ def test_explorer_walkthrough(server, view_root, tmp_path):
     assert saved == ["personality_id,method,qa_id,metric,value", f"{label_pid},{method},{label_qa},cs,2"]
     log = labels.with_name("human_labels.reviewers.csv").read_text(encoding="utf-8")
     assert "Ada <b>Reviewer</b>" in log
+
+
+def test_the_generator_selector_filters_the_question_page(two_generator_server):
+    """Issue 44: on a two-generator study, choosing ``warm`` in the question page's generator selector leaves the
+    warm answers and the shared calibration method; choosing "all" brings the first generator's back."""
+    base = two_generator_server
+    pid, qa = PEOPLE[0], f"{PEOPLE[0]}_Q4_1"
+
+    def shown(page) -> list[tuple[str, str]]:
+        return page.locator("section.method").evaluate_all(
+            "els => els.map(e => [e.dataset.method, e.dataset.generator])")
+
+    with browser_page(console=True) as (page, errors):
+        page.goto(base + urls.question(pid, qa))
+        assert [tuple(x) for x in shown(page)] == [("simple", "extractive"), ("warm/simple", "warm"),
+                                                   ("chrono-100", "extractive"), ("warm/chrono-100", "warm"),
+                                                   ("reference", "")]
+        form = page.locator("#generator-filter")
+        form.locator("select[name=generator]").select_option("warm")
+        form.locator("button").click()
+        page.wait_for_url(re.compile(r"generator=warm"))
+        assert [tuple(x) for x in shown(page)] == [("warm/simple", "warm"), ("warm/chrono-100", "warm"),
+                                                   ("reference", "")]
+        assert page.locator("section.method[data-method='warm/simple'] .generated").inner_text().strip()
+        page.locator("#generator-filter select[name=generator]").select_option("")
+        page.locator("#generator-filter button").click()
+        page.wait_for_url(lambda url: "generator=warm" not in url)  # the form sends generator= (all)
+        assert len(shown(page)) == 5
+    assert not errors, errors

@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[2]
 ABSOLUTE = re.compile(r"http://(?:127\.0\.0\.1|localhost):" + str(urls.DEFAULT_PORT) + r"(/[^\s`'\")<>]*)?")
 ROUTES = ("q", "personality", "rows", "disagree", "premise", "labels", "report")
 PAGE_PATH = re.compile(r"`(/(?:" + "|".join(ROUTES) + r")\b[^`\s]*)`")
-PLACEHOLDERS = {"personality": PEOPLE[0], "personality_id": PEOPLE[0], "id": PEOPLE[0], "qa_id": f"{PEOPLE[0]}_Q4_1"}
+PLACEHOLDERS = {"personality": PEOPLE[0], "personality_id": PEOPLE[0], "id": PEOPLE[0], "qa_id": f"{PEOPLE[0]}_Q4_1",
+                "label": "extractive"}  # the generator label of the run's offline/extractive
 
 
 def documented_paths(texts: list[str]) -> set[str]:
