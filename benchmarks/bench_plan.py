@@ -71,7 +71,7 @@ def worker(which: str, corpus: str, methods: str, limit: int, generators: int = 
     with tempfile.TemporaryDirectory() as data:
         cfg = EvalConfig(corpus=corpus, data_root=data,
                          **({} if methods == "default" else {"methods": tuple(methods.split(","))}),
-                         **({"generators": GENERATORS[:generators]} if generators > 1 else {}))
+                         **({"generators": [{"model": g} for g in GENERATORS[:generators]]} if generators > 1 else {}))
         pids = sorted(os.listdir(corpus))[:limit] if limit else None
         t0 = time.process_time()
         if which == "old":
