@@ -162,14 +162,18 @@ def _frames_by_key(asset: str, keys: list[str], obj: object) -> Mapping[str, pd.
 
 
 def is_rescore(run) -> bool:
-    """A run the automation sensor launched that re-makes judgments: the re-score of every judged partition after a
-    judge change in the UI's configuration (``automation.rescore_on_judge_change``), the one writer allowed to
-    change a study's judges (``study.enter``)."""
-    if run is None or run.tags.get("dagster/sensor_name") != AUTOMATION_SENSOR:
+    """A run that may change a study's judges (``study.enter``): one that re-makes judgments after a judge change in
+    the UI's configuration. Either the automation sensor's re-score of every judged partition
+    (``automation.rescore_on_judge_change``), or a run launched by hand (a UI backfill) that selects judgments and
+    calls no other model: the re-score of part of the study, e.g. one generator's answers (issue 44), the rest left
+    stale on the old judges (the UI shows them so; the automation re-scores them when it runs)."""
+    if run is None:
         return False
-    selected = {k.path[-1] for k in run.asset_selection or ()}
-    return any(BY_NAME[a].trigger is Trigger.JUDGE_CHANGE and BY_NAME[a].calls_models
-               for a in selected if a in BY_NAME)
+    steps = [BY_NAME[k.path[-1]] for k in run.asset_selection or () if k.path[-1] in BY_NAME]
+    judging = [s for s in steps if s.trigger is Trigger.JUDGE_CHANGE and s.calls_models]
+    if run.tags.get("dagster/sensor_name") == AUTOMATION_SENSOR:
+        return bool(judging)
+    return bool(judging) and all(s in judging or not s.calls_models for s in steps)
 
 
 def refuse_run(context: dg.InitResourceContext, message: str) -> NoReturn:

@@ -10,20 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["offline_reply"]
+__all__ = ["contract_of", "offline_reply"]
+
+
+def contract_of(messages: Sequence[dict]) -> str:
+    """The contract a prompt is for, read off its opening (each contract's ``MARKER``, or the premise passes'
+    opening words): what a test counting a fake server's requests by kind reads too."""
+    from ..contracts import REGISTRY, premise
+
+    head = messages[0]["content"]
+    if head.startswith(premise.PASS_1_BLIND_RECONSTRUCTION_PROMPT[:60]):
+        return premise.PASS1_NAME
+    if head.startswith(premise.PASS_2_SOURCE_VERIFICATION_PROMPT[:60]):
+        return premise.PASS2_NAME
+    markers = {name: getattr(c, "MARKER", None) for name, c in REGISTRY.items()}
+    found = [(head.find(m), name) for name, m in markers.items() if m and m in head]
+    return min(found)[1]
 
 
 def offline_reply(messages: Sequence[dict], model: str | None = None) -> str:
     """The answer of ``offline/<model>`` (default the offline model) to ``messages``, with the contract read off
     the prompt."""
-    from ..contracts import REGISTRY, premise
     from . import respond
 
-    head = messages[0]["content"]
-    if head.startswith(premise.PASS_1_BLIND_RECONSTRUCTION_PROMPT[:60]):
-        return respond(messages, premise.PASS1_NAME, model)
-    if head.startswith(premise.PASS_2_SOURCE_VERIFICATION_PROMPT[:60]):
-        return respond(messages, premise.PASS2_NAME, model)
-    markers = {name: getattr(c, "MARKER", None) for name, c in REGISTRY.items()}
-    found = [(head.find(m), name) for name, m in markers.items() if m and m in head]
-    return respond(messages, min(found)[1], model)
+    return respond(messages, contract_of(messages), model)

@@ -60,3 +60,25 @@ def test_a_dagster_run_of_another_configuration_fails_with_the_one_line_alone(tm
                           builder="openai/fake-builder")
     sensor = build_definitions(builder).resolve_sensor_def(AUTOMATION_SENSOR)
     assert "NOT EVALUATING ANY ASSET" in sensor.description and "builder" in sensor.description
+
+
+def test_a_hand_launched_rescore_of_judgments_alone_may_change_the_judges():
+    """Issue 44: after a judge change in the UI's configuration, a researcher re-scores one generator's answers with
+    a backfill of the judged assets over its keys. Such a run (judgments, calls no other model) may take the new
+    judges like the automation's re-score; a hand-launched run that also generates may not, nor the sensor's runs
+    that select no judgment (``io_managers.is_rescore``)."""
+    from interviewsim_dagster.io_managers import is_rescore
+
+    def run(*assets: str, **tags: str) -> dg.DagsterRun:
+        return dg.DagsterRun(job_name="__ASSET_JOB", asset_selection=frozenset(dg.AssetKey(a) for a in assets),
+                             tags=tags)
+
+    judged = ("content_similarity", "factual_consistency", "generated_personality", "method_scores")
+    assert is_rescore(run(*judged, **{"dagster/backfill": "b1"}))
+    assert is_rescore(run("content_similarity"))
+    assert not is_rescore(run(*judged, "generations"))  # generates too: not a re-score
+    assert not is_rescore(run("method_scores"))  # no judgment: nothing to re-score
+    assert not is_rescore(run("heldout_split", "fact_summary", "reference_personality"))  # the builder too
+    assert is_rescore(run(*judged, "generations", **{"dagster/sensor_name": AUTOMATION_SENSOR}))  # as before
+    assert not is_rescore(run("personality_scores", **{"dagster/sensor_name": AUTOMATION_SENSOR}))
+    assert not is_rescore(None)

@@ -18,6 +18,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 import psutil
 
 from interviewsim_core.llm.testing import free_port
+from interviewsim_core.offline.stand_in import contract_of
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -199,6 +201,15 @@ class FakeModelServer:
     def requests(self) -> list[dict]:
         """Every request seen so far, in arrival order (``path``, ``status``, ``body``)."""
         return [json.loads(line) for line in self.record.read_text().splitlines() if line.strip()]
+
+    def calls(self, since: int = 0) -> Counter[tuple[str, str]]:
+        """The chat requests from the ``since``-th on, counted by (model name as sent, contract read off the prompt)."""
+        out: Counter[tuple[str, str]] = Counter()
+        for r in self.requests()[since:]:
+            body = json.loads(r["body"])
+            if "messages" in body:
+                out[body.get("model", ""), contract_of(body["messages"])] += 1
+        return out
 
 
 class DagsterUI:
