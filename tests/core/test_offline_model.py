@@ -402,3 +402,21 @@ def test_lexicon_counts_what_the_plain_definition_counts(module: str, monkeypatc
     weighted = [((2, a), (1, b)) for a, b in zip(texts, texts[1:])]
     assert any(lexicon.counts(*w) != dict.fromkeys(order, 0) for w in weighted)
     assert [lexicon.counts(*w) for w in weighted] == [_plain_counts(mod.LEXICON, order, w) for w in weighted]
+
+
+def test_offline_terse_is_a_second_generator_that_differs_only_in_its_answers() -> None:
+    """``offline/terse`` (issue 44's second offline generator) answers generation with the first sentence of the
+    offline model's answer, and its own no-context sentence; every other contract, and any other offline name, as
+    ``offline/extractive``."""
+    from interviewsim_core.offline.generation import FALLBACK, TERSE_FALLBACK
+
+    with_context = generation.build_messages("P1", "Where were you born?", Ctx(None, (
+        Pair("Where were you born?", "Born in Lyon in 1931. My father was a painter."),)))
+    full = respond(with_context, generation.NAME)
+    assert full.count(".") >= 2 and respond(with_context, generation.NAME, "terse") == full.split(". ")[0] + "."
+    nothing = generation.build_messages("P1", "Anything?", None)
+    assert respond(nothing, generation.NAME) == FALLBACK and respond(nothing, generation.NAME, "terse") == TERSE_FALLBACK
+    assert generation.parse(respond(nothing, generation.NAME, "terse"))
+    judged = factual_consistency.build_messages("Born in Lyon.", "In Lyon.")
+    assert respond(judged, factual_consistency.NAME, "terse") == respond(judged, factual_consistency.NAME)
+    assert respond(with_context, generation.NAME, "some-other-name") == full

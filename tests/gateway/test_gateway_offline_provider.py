@@ -19,7 +19,7 @@ OFFLINE = ModelConfig(model="offline/extractive", max_retries=6, max_total_wait_
 def scripted_offline(monkeypatch: pytest.MonkeyPatch):
     """Swap the product's answers for the scripted toy model (the test's contract is not a product one)."""
     handler = offline_provider.get_handler()
-    monkeypatch.setattr(handler, "responder", lambda messages, contract: scripted_reply(messages))
+    monkeypatch.setattr(handler, "responder", lambda messages, contract, model: scripted_reply(messages))
     return handler
 
 
@@ -63,10 +63,10 @@ def test_unknown_contract_fails_at_once_without_retries():
 def test_the_contract_name_reaches_the_responder(monkeypatch: pytest.MonkeyPatch):
     seen = []
     handler = offline_provider.get_handler()
-    monkeypatch.setattr(handler, "responder", lambda messages, contract: seen.append(contract) or "ok")
+    monkeypatch.setattr(handler, "responder", lambda messages, contract, model: seen.append((contract, model)) or "ok")
     (res,) = Gateway().run(OFFLINE, [CallRequest(messages=({"role": "user", "content": "no marker here"},),
                                                  contract="content_similarity", contract_version="1")])
-    assert res.status == "ok" and seen == ["content_similarity"]
+    assert res.status == "ok" and seen == [("content_similarity", "extractive")]  # and the model, after "offline/"
 
 
 async def test_a_direct_litellm_call_without_contract_is_refused():
