@@ -95,3 +95,8 @@ def test_dagster_demo_curates_raw_transcripts_and_fills_the_breakdowns(tmp_path,
         categories = {r["personality_id"]: r["category"] for r in csv.DictReader(fh)}
     assert set(categories) == set(curated)
     assert {r["group"] for r in cats["tables"]["by_category"]} == set(categories.values())
+    # Two generators (issue 44): the offline model and offline/terse, compared in the report's Generators section.
+    gen = sections["generators"]
+    assert gen["status"] == "ok" and {r["generator"] for r in gen["tables"]["by_generator"]} == {"extractive", "terse"}
+    assert {r["generator_a"] for r in gen["tables"]["paired_generators"]} == {"terse"}
+    assert {"terse/simple", "terse/chrono-100"} <= set(board["method"]) and not {"terse/reference"} & set(board["method"])
