@@ -12,13 +12,12 @@ storage ``history/``, compute logs ``storage/*/compute_logs``) and the output of
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 import yaml
 from dg_helpers import PEOPLE, write_person
-from ui_harness import REPO, DagsterUI, wait_for
+from ui_harness import KEY_VAR, DagsterUI, ui_env, wait_for
 
 from interviewsim_core.llm.testing import FakeOpenAIServer, FakeServerConfig
 from interviewsim_core.offline.stand_in import offline_reply
@@ -26,7 +25,6 @@ from interviewsim_core.offline.stand_in import offline_reply
 pytestmark = pytest.mark.slow
 
 KEY = "sk-GREPME-ui-echoed-8e2a61d0c4"
-KEY_VAR = "FAKE_MODEL_KEY"
 ROLES = {"generator": "openai/gen", "judge": "openai/judge", "builder": "openai/builder",
          "premise judge": "openai/premise"}
 PERSON, METHOD = PEOPLE[0], "simple"
@@ -48,9 +46,7 @@ def _model_of(entry: dict) -> str:
 def test_echoed_key_is_in_no_artefact_of_a_ui_launched_run(tmp_path):
     corpus, data, home = tmp_path / "corpus", tmp_path / "data", tmp_path / "dagster_home"
     write_person(corpus, PERSON)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("INTERVIEWSIM_", "DAGSTER_"))}
-    env.update(DAGSTER_HOME=str(home), INTERVIEWSIM_CONFIG=str(tmp_path / "interviewsim.yaml"),
-               PYTHONPATH=str(REPO), LITELLM_LOCAL_MODEL_COST_MAP="True", **{KEY_VAR: KEY})
+    env = ui_env(tmp_path, KEY)
     cfg = FakeServerConfig(reply=offline_reply, reject_key_first=True)
     with FakeOpenAIServer(cfg) as srv:
         def model(name: str, **kw) -> dict:

@@ -16,7 +16,6 @@ researcher re-scoring one generator only does (running, it re-scores every judge
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -25,7 +24,7 @@ import pandas as pd
 import pytest
 import yaml
 from dg_helpers import PEOPLE, write_person
-from ui_harness import REPO, DagsterUI, FakeModelServer, run_cli, wait_for
+from ui_harness import KEY_VAR, DagsterUI, FakeModelServer, run_cli, ui_env, wait_for
 
 from interviewsim_core.pipeline import study
 from interviewsim_core.pipeline.steps import BY_NAME
@@ -47,7 +46,6 @@ JUDGED = ("content_similarity", "factual_consistency", "generated_personality", 
 GENERATOR_CONTRACTS = {"generation", "mcq_answering"}
 JUDGE_CONTRACTS = {"content_similarity", "factual_consistency", "personality"}
 PXM_JOB = "personality_method_assets"
-KEY_VAR = "FAKE_MODEL_KEY"
 WAIT_S = 600  # generous: two cores shared with other test runs
 
 
@@ -141,9 +139,7 @@ def world(tmp_path_factory):
     corpus = tmp / "corpus"
     for pid in PEOPLE:
         write_person(corpus, pid)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("INTERVIEWSIM_", "DAGSTER_"))}
-    env.update(DAGSTER_HOME=str(tmp / "dagster_home"), INTERVIEWSIM_CONFIG=str(tmp / "interviewsim.yaml"),
-               PYTHONPATH=str(REPO), LITELLM_LOCAL_MODEL_COST_MAP="True", **{KEY_VAR: "sk-fake-test-key"})
+    env = ui_env(tmp)
     with FakeModelServer(tmp) as server:
         w = {"tmp": tmp, "corpus": corpus, "data": tmp / "data", "config": tmp / "interviewsim.yaml",
              "server": server, "env": env}

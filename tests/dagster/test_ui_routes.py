@@ -22,7 +22,6 @@ for the last test, which checks that a CLI run beside the UI makes automation ca
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -30,7 +29,7 @@ from pathlib import Path
 import pytest
 import yaml
 from dg_helpers import PEOPLE, write_person
-from ui_harness import REPO, DagsterUI, FakeModelServer, run_cli, wait_for
+from ui_harness import KEY_VAR, DagsterUI, FakeModelServer, run_cli, ui_env, wait_for
 
 from interviewsim_core.pipeline.storage import partition_path
 from interviewsim_dagster.definitions import AUTOMATION_SENSOR
@@ -44,7 +43,6 @@ PER_CELL = ("generations", "mcq_answers", "content_similarity", "factual_consist
             "method_scores")
 CELLS = {f"{m}|{p}" for m in (M1, M2) for p in PEOPLE}
 PXM_JOB = "personality_method_assets"
-KEY_VAR = "FAKE_MODEL_KEY"
 WAIT_S = 600  # generous: two cores shared with other test runs
 TAGS: dict[str, list[dict]] = {}  # route -> tags of its runs, written to routes_tags.json for the report
 
@@ -129,9 +127,7 @@ def world(tmp_path_factory):
     corpus = tmp / "corpus"
     for pid in PEOPLE:
         write_person(corpus, pid)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("INTERVIEWSIM_", "DAGSTER_"))}
-    env.update(DAGSTER_HOME=str(tmp / "dagster_home"), INTERVIEWSIM_CONFIG=str(tmp / "interviewsim.yaml"),
-               PYTHONPATH=str(REPO), LITELLM_LOCAL_MODEL_COST_MAP="True", **{KEY_VAR: "sk-fake-test-key"})
+    env = ui_env(tmp)
     with FakeModelServer(tmp) as server:
         w = {"tmp": tmp, "corpus": corpus, "data": tmp / "data", "config": tmp / "interviewsim.yaml",
              "server": server, "env": env}

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 import pytest
 import yaml
 from dg_helpers import PEOPLE, write_person
-from ui_harness import REPO, DagsterUI, FakeModelServer, run_cli, wait_for
+from ui_harness import KEY_VAR, DagsterUI, FakeModelServer, run_cli, ui_env, wait_for
 
 from interviewsim_dagster.defs.evaluate.automation import IDLE, UPDATE_PENDING
 from interviewsim_dagster.definitions import AUTOMATION_SENSOR
@@ -37,7 +36,6 @@ M1, M2, M_NEW = "simple", "chrono-100", "chrono-500"  # no retrieval: no embedde
 PER_PERSON = ("heldout_split", "fact_summary", "atomic_items", "mcq_items", "reference_personality", "premise_verdicts")
 PER_CELL = ("generations", "mcq_answers", "content_similarity", "factual_consistency", "generated_personality",
             "method_scores")
-KEY_VAR = "FAKE_MODEL_KEY"
 TICK_WAIT_S = 240  # generous: two cores shared with other test runs
 
 
@@ -84,9 +82,7 @@ def world(tmp_path_factory):
     corpus = tmp / "corpus"
     for pid in PEOPLE:
         write_person(corpus, pid)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("INTERVIEWSIM_", "DAGSTER_"))}
-    env.update(DAGSTER_HOME=str(tmp / "dagster_home"), INTERVIEWSIM_CONFIG=str(tmp / "interviewsim.yaml"),
-               PYTHONPATH=str(REPO), LITELLM_LOCAL_MODEL_COST_MAP="True", **{KEY_VAR: "sk-fake-test-key"})
+    env = ui_env(tmp)
     with FakeModelServer(tmp) as server:
         w = {"tmp": tmp, "corpus": corpus, "data": tmp / "data", "config": tmp / "interviewsim.yaml",
              "server": server, "env": env}

@@ -30,6 +30,8 @@ from interviewsim_core.llm.testing import free_port
 from interviewsim_core.offline.stand_in import contract_of
 
 REPO = Path(__file__).resolve().parents[2]
+KEY_VAR = "FAKE_MODEL_KEY"
+"""The variable the UI tests' models read their key from (``api_key_env``); the fake server takes any key."""
 BIN = Path(sys.executable).parent
 LOCATION = "interviewsim"
 UNFINISHED_RUN_STATUSES = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED")
@@ -210,6 +212,15 @@ class FakeModelServer:
             if "messages" in body:
                 out[body.get("model", ""), contract_of(body["messages"])] += 1
         return out
+
+
+def ui_env(tmp: Path, key: str = "sk-fake-test-key") -> dict[str, str]:
+    """The environment of a UI test's own instance: none of the caller's INTERVIEWSIM_* / DAGSTER_* variables, the
+    instance and the UI's config under ``tmp``, this checkout importable, litellm's local cost map, the fake key."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("INTERVIEWSIM_", "DAGSTER_"))}
+    env.update(DAGSTER_HOME=str(tmp / "dagster_home"), INTERVIEWSIM_CONFIG=str(tmp / "interviewsim.yaml"),
+               PYTHONPATH=str(REPO), LITELLM_LOCAL_MODEL_COST_MAP="True", **{KEY_VAR: key})
+    return env
 
 
 class DagsterUI:
