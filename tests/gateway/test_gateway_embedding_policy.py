@@ -42,7 +42,9 @@ def test_a_server_that_never_answers_is_bounded_by_the_configured_timeout(fake_s
     with pytest.raises(EmbeddingError) as err:
         LiteLLMEmbedder(model, gateway=gw).embed(["a question"])
     elapsed = time.monotonic() - started
-    assert fake_server.requests == 2  # the first try and the one configured retry
+    # The first try and the one configured retry, which the gateway counts below; at the server, the retry can time
+    # out before the server's loop has read it on a loaded machine (fresh-clone CI: 1 seen of 2 sent).
+    assert 1 <= fake_server.requests <= 2
     assert elapsed < 5.0, elapsed  # 2 x 0.5 s plus at most 1 s of backoff, not 120 s x 7
     assert "Timeout" in str(err.value) and "2 attempt(s)" in str(err.value)
     assert gw.stats.retries == 1
