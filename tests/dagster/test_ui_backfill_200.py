@@ -148,7 +148,7 @@ def world(tmp_path_factory):
             w["runs"] = [r for r in ui.runs() if r["creationTime"] >= t_start - 1]
             w["ticks"] = _ticks(ui, t_start)
             w["assets"] = {job: _job_assets(ui, job) for job in (*BACKFILL_JOBS, GLOBAL_JOB)}
-            w["events"] = {a: [m["partition"] for m in ui.materializations(a, after=t_start)]
+            w["events"] = {a: [(m["partition"], m["runId"]) for m in ui.materializations(a, after=t_start)]
                            for assets in w["assets"].values() for a in assets}
             durations = [t["endTimestamp"] - t["timestamp"] for t in w["ticks"] if t["endTimestamp"]]
             say(f"{N} personalities, method {METHOD}: {w['wall']:.0f} s from the first backfill to the global run's end; "
@@ -180,9 +180,13 @@ def test_every_selected_partition_and_only_those_was_materialised_and_written(wo
         assert shown["numPartitions"] == N, (job, shown)
     expected_keys = {PERSONALITY_METHOD_JOB: {f"{METHOD}|{p}" for p in people}}
     for job in BACKFILL_JOBS:
+        own_runs = {r["runId"] for r in world["runs"] if r["tags"].get("dagster/backfill") == world["backfills"][job][0]}
+        expected = expected_keys.get(job, set(people))
         for asset in assets[job]:
-            events = Counter(world["events"][asset])
-            assert set(events) == expected_keys.get(job, set(people)), f"{asset}: {sorted(set(events) ^ expected_keys.get(job, set(people)))[:10]}"
+            events = Counter(k for k, _ in world["events"][asset])
+            assert set(events) == expected, f"{asset}: {sorted(set(events) ^ expected)[:10]}"
+            assert {k for k, run in world["events"][asset] if run in own_runs} == expected, \
+                f"{asset}: partitions the {job} backfill did not make"
             if BY_NAME[asset].calls_models:  # a free step may also be refreshed by the automation (last test)
                 assert set(events.values()) == {1}, f"{asset}: partitions materialised more than once: " \
                                                     f"{[k for k, n in events.items() if n > 1][:10]}"
@@ -194,7 +198,8 @@ def test_every_selected_partition_and_only_those_was_materialised_and_written(wo
                 missing = [p for p in people if not Path(partition_path(data, asset, p)).is_file()]
                 assert missing == [], f"{asset}: not written for {len(missing)}: {missing[:5]}"
     for asset in assets[GLOBAL_JOB]:
-        assert set(world["events"][asset]) == {None}, (asset, world["events"][asset])
+        assert (None, world["global_run"]) in world["events"][asset], (asset, world["events"][asset])
+        assert {k for k, _ in world["events"][asset]} == {None}, (asset, world["events"][asset])
     assert Path(partition_path(data, "leaderboard")).is_file()
     assert not list(data.rglob(f"*{OTHER}*")), f"files of {OTHER}: {list(data.rglob(f'*{OTHER}*'))[:5]}"
 
