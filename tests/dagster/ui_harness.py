@@ -335,6 +335,25 @@ class DagsterUI:
                 "selector": {"partitionSetName": f"{job}_partition_set",
                              "repositorySelector": {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY}}}
 
+    def launch_job_run(self, job: str) -> str:
+        """What an unpartitioned job's page "Materialize all" sends (``launchPipelineExecution`` with the
+        job's materialisable assets): one run, no backfill; returns its run id."""
+        assets = self.gql("query($s: PipelineSelector!) { assetNodes(pipeline: $s) { assetKey { path } "
+                          "isMaterializable } }", {"s": {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY,
+                                                         "pipelineName": job}})["assetNodes"]
+        params = {"selector": {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY, "pipelineName": job,
+                               "assetSelection": [{"path": a["assetKey"]["path"]} for a in assets if a["isMaterializable"]]},
+                  "mode": "default", "executionMetadata": {"tags": []}, "runConfigData": {}}
+        data = self.gql("""mutation($p: ExecutionParams!) { launchPipelineExecution(executionParams: $p) {
+            __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message }
+            ... on RunConfigValidationInvalid { errors { message } } } }""", {"p": params})["launchPipelineExecution"]
+        assert data["__typename"] == "LaunchRunSuccess", data
+        return data["run"]["runId"]
+
+    def run_status(self, run_id: str) -> str:
+        return self.gql('query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }',
+                        {"id": run_id})["runOrError"]["status"]
+
     def backfill(self, backfill_id: str) -> dict:
         """What the backfill page shows: status, partitions selected and their counts, asset or job backfill."""
         return self.gql('query($id: String!) { partitionBackfillOrError(backfillId: $id) { ... on PartitionBackfill { '
