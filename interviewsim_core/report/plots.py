@@ -46,6 +46,16 @@ def _style(ax) -> None:
     ax.set_axisbelow(True)
 
 
+def _label(ax, xlabel: str, ylabel: str, title: str) -> None:
+    """A per-judge line or scatter panel's labels, ticks and full grid, one look for every such figure."""
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.set_title(title, fontsize=9)
+    ax.tick_params(labelsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.grid(color="#e0e0e0", linewidth=0.6)
+
+
 def metrics_plot(board: pd.DataFrame) -> str | None:
     """One panel per metric: methods as rows, one bar per judge, 95% CI whiskers."""
     if board.empty:
@@ -217,12 +227,8 @@ def overlap_plot(strata: pd.DataFrame) -> str | None:
         for method in order_methods(sub["method"]):
             part = sub[sub["method"] == method].set_index("tercile").reindex(terciles)
             ax.plot(terciles, part["value"].to_numpy(dtype=float), marker="o", color=colors[method], label=method)
-        ax.set_xlabel("train-test question similarity tercile", fontsize=8)
-        ax.set_ylabel("Content Similarity (1-5)", fontsize=8)
-        ax.set_title(f"CS by topical overlap - judge {judge}", fontsize=9)
-        ax.tick_params(labelsize=8)
-        ax.spines[["top", "right"]].set_visible(False)
-        ax.grid(color="#e0e0e0", linewidth=0.6)
+        _label(ax, "train-test question similarity tercile", "Content Similarity (1-5)",
+               f"CS by topical overlap - judge {judge}")
         ax.legend(fontsize=7, frameon=False)
     fig.tight_layout()
     return png_data_uri(fig)
@@ -269,12 +275,8 @@ def tradeoff_plot(by_generator: pd.DataFrame) -> str | None:
                 ax.scatter([xi], [yi], s=46, color=colors[g], marker=markers[m], zorder=3,
                            label=g if m == pts.index[0] else None)
                 ax.annotate(m, (xi, yi), textcoords="offset points", xytext=(5, 4), fontsize=7)
-        ax.set_xlabel("Contradiction Ratio (%, lower better)", fontsize=8)
-        ax.set_ylabel("Content Similarity (1-5, higher better)", fontsize=8)
-        ax.set_title(f"Generators' trade-off - judge {judge}", fontsize=9)
-        ax.tick_params(labelsize=8)
-        ax.spines[["top", "right"]].set_visible(False)
-        ax.grid(color="#e0e0e0", linewidth=0.6)
+        _label(ax, "Contradiction Ratio (%, lower better)", "Content Similarity (1-5, higher better)",
+               f"Generators' trade-off - judge {judge}")
         ax.legend(fontsize=7, frameon=False, title="generator", title_fontsize=7)
     fig.tight_layout()
     return png_data_uri(fig)
