@@ -48,22 +48,61 @@ TARGETS = {"vs_direct": 0.9, "vs_raw": 0.8, "first_call_s": 10.0, "ui_vs_run": 1
 BIN = Path(sys.executable).parent
 
 
-def _config_file(path: Path, corpus: Path, data_root: Path, base: str, c: int, builder_reasks: int | None = None) -> Path:
+def _config_file(path: Path, corpus: Path, data_root: Path, base: str, c: int, builder_reasks: int | None = None,
+                 methods: str = METHODS) -> Path:
     import yaml
 
     model = {"model": "openai/fake-model", "api_base": base, "api_key_env": KEY_ENV, "max_concurrency": c}
     builder = model if builder_reasks is None else {**model, "max_reasks": builder_reasks}
     path.write_text(yaml.safe_dump({
-        "corpus": str(corpus), "data_root": str(data_root), "methods": METHODS.split(","),
+        "corpus": str(corpus), "data_root": str(data_root), "methods": methods.split(","),
         "generator": model, "builder": builder, "premise_judge": model, "judges": [{**model, "label": "judge"}],
         "embedding_model": "offline/hashing",
     }), encoding="utf-8")
     return path
 
 
-def _timed(args: list[str], env: dict[str, str], log: Path | None = None) -> tuple[float, float, float, str]:
+class _TreePeak:
+    """The peak resident memory of a command: its process and every descendant's RSS summed, sampled
+    every 0.2 s in a thread (``interviewsim run`` works in a child process; one process's own peak
+    would miss it)."""
+
+    def __init__(self, pid: int):
+        import threading
+
+        self.pid, self.peak, self._stop = pid, 0, threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        import psutil
+
+        try:
+            root = psutil.Process(self.pid)
+        except psutil.NoSuchProcess:
+            return
+        while not self._stop.wait(0.2):
+            total = 0
+            try:
+                for proc in (root, *root.children(recursive=True)):
+                    try:
+                        total += proc.memory_info().rss
+                    except psutil.NoSuchProcess:
+                        pass
+            except psutil.NoSuchProcess:
+                return
+            self.peak = max(self.peak, total)
+
+    def stop(self) -> float:
+        """The peak in MB."""
+        self._stop.set()
+        self._thread.join()
+        return self.peak / 1e6
+
+
+def _timed(args: list[str], env: dict[str, str], log: Path | None = None) -> tuple[float, float, float, str, float]:
     """(start, end) wall-clock times of a whole command, its CPU seconds (user + system, its child
-    processes included), and its output tail (it must succeed).
+    processes included), its output tail (it must succeed) and its peak memory (MB, ``_TreePeak``).
 
     ``log`` keeps the whole output, each line prefixed with its second since the start, to see where a
     path spends its time (``--keep`` keeps the folder)."""
@@ -73,10 +112,12 @@ def _timed(args: list[str], env: dict[str, str], log: Path | None = None) -> tup
     t0 = time.time()
     lines: list[str] = []
     with subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        peak = _TreePeak(proc.pid)
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(f"{time.time() - t0:8.2f} {line}")
     t1 = time.time()
+    peak_mb = peak.stop()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if log is not None:
@@ -84,7 +125,7 @@ def _timed(args: list[str], env: dict[str, str], log: Path | None = None) -> tup
     out = "".join(lines)
     if proc.returncode not in (0, 5, 6):
         raise RuntimeError(f"{args[0]} exited {proc.returncode}:\n{out[-6000:]}")
-    return t0, t1, cpu, out[-2000:]
+    return t0, t1, cpu, out[-2000:], peak_mb
 
 
 def _path_row(st: dict[str, Any], before: dict[str, Any], t0: float, t1: float) -> dict[str, Any]:
@@ -132,11 +173,12 @@ def _ui_backfill(corpus: Path, work: Path, srv: Server, c: int, env: dict[str, s
 
 def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool = False,
             ui: bool = True, raw_httpx: bool = True, builder_reasks: int | None = None,
-            pairs: int = 1) -> dict[str, Any]:
+            pairs: int = 1, methods: str = METHODS) -> dict[str, Any]:
     """Every path on ``corpus`` against one server; ``builder_reasks``: the builder's re-asks (0 for the
     cheap-partition corpus: an invalid MCQ item then costs one call, not three). ``pairs``: how many
     times the direct runner and ``interviewsim run`` are timed in turn; ``out["pairs"]`` holds each
-    pair's ratio, and ``out["direct"]``/``out["product"]`` are the pair of median ratio."""
+    pair's ratio, and ``out["direct"]``/``out["product"]`` are the pair of median ratio. The data roots
+    and Dagster homes of the last pair stay under ``work`` (``direct``, ``product``, ``dagster_home``)."""
     env = {**os.environ, "PYTHONWARNINGS": "ignore", KEY_ENV: "bench", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     srv = Server(latency)
     bodies = work / "bodies.bin"
@@ -145,7 +187,7 @@ def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool =
         print(f"server {srv.base}, L={latency * 1000:.0f} ms, C={c}, ideal C/L = {c / latency:.0f} calls/s", flush=True)
         srv.cmd("latency 0")
         t = time.perf_counter()
-        _spawn("run", corpus=corpus, data_root=work / "warm", base=srv.base, c=c, methods=METHODS,
+        _spawn("run", corpus=corpus, data_root=work / "warm", base=srv.base, c=c, methods=methods,
                builder_reasks=builder_reasks)
         shutil.rmtree(work / "warm", ignore_errors=True)
         print(f"  (untimed pass filling the server's reply memory: {time.perf_counter() - t:.0f} s)", flush=True)
@@ -156,13 +198,13 @@ def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool =
             before = srv.cmd("stats")
             if record:
                 srv.cmd(f"record {bodies}")
-            t0, t1, cpu, _tail = _timed(args, env, work / f"{name}.log")
+            t0, t1, cpu, _tail, peak_mb = _timed(args, env, work / f"{name}.log")
             st = srv.cmd("stats")
             if record:
                 srv.cmd("record -")
-            out[name] = {**_path_row(st, before, t0, t1), "cpu": cpu}
+            out[name] = {**_path_row(st, before, t0, t1), "cpu": cpu, "peak_rss_mb": peak_mb}
 
-        cfg = _config_file(work / "interviewsim.yaml", corpus, work / "product", srv.base, c, builder_reasks)
+        cfg = _config_file(work / "interviewsim.yaml", corpus, work / "product", srv.base, c, builder_reasks, methods)
         timed = []
         for _ in range(pairs):
             for old in ("direct", "product", "product_seq", "product_ui", "dagster_home", "dagster_home_seq",
@@ -170,7 +212,7 @@ def measure(corpus: Path, work: Path, c: int, latency: float, sequential: bool =
                 shutil.rmtree(work / old, ignore_errors=True)  # earlier results would be cache hits
             one("direct", [sys.executable, "-m", "benchmarks.bench_scale", "--child", "run", "--corpus", str(corpus),
                            "--data-root", str(work / "direct"), "--base", srv.base, "--c", str(c), "--methods",
-                           METHODS] + ([] if builder_reasks is None else ["--builder-reasks", str(builder_reasks)]))
+                           methods] + ([] if builder_reasks is None else ["--builder-reasks", str(builder_reasks)]))
             env["DAGSTER_HOME"] = str(work / "dagster_home")
             one("product", [str(BIN / "interviewsim"), "run", "--config", str(cfg), "--yes"], record=True)
             timed.append((out["direct"], out["product"]))

@@ -25,6 +25,15 @@ _PREVIEW_ROWS = 25
 sample corpus), bounded so an 11,000-partition backfill does not fill the event log with copies of
 its Parquet files; ``preview_rows`` says how many of how many."""
 _PREVIEW_CELL = 60
+_PREVIEW_SKIP = frozenset({"contract", "contract_version", "constraint", "cache_key", "raw_output", "attempts",
+                           "cached_prompt_tokens", "finish_reason", "truncated"})
+"""Columns the preview leaves out (plain or with a premise pass's ``pass1_``/``pass2_`` prefix): call bookkeeping,
+the same on every row or a copy of the parsed answer (``raw_output``; an invalid row's ``parse_error`` stays).
+Every materialisation's event carries its preview, so these columns were a large part of the event log's bytes at
+scale (issue 43); the Parquet file and the explorer keep them all."""
+_PREVIEW_IF_VARIED = ("personality_id", "method", "model")
+"""Columns the preview keeps only when they differ between its rows: a partition's key already names its
+personality and method (a leaderboard's rows keep theirs)."""
 
 
 def table_metadata(df: pd.DataFrame, *, means: Sequence[str] = ()) -> dict[str, Any]:
@@ -63,8 +72,11 @@ def table_metadata(df: pd.DataFrame, *, means: Sequence[str] = ()) -> dict[str, 
 def preview_table(df: pd.DataFrame, rows: int = _PREVIEW_ROWS) -> dg.TableMetadataValue:
     """The first rows as a table value (the asset page shows it inline, a markdown value needs a click);
     numbers and booleans keep their type, floats rounded for reading (``catalog.readable``; the Parquet
-    file keeps full precision), text is cut to ``_PREVIEW_CELL`` characters."""
+    file keeps full precision), text is cut to ``_PREVIEW_CELL`` characters, bookkeeping columns left out
+    (``_PREVIEW_SKIP``)."""
     head = df.head(rows)
+    head = head[[c for c in head.columns if str(c).removeprefix("pass1_").removeprefix("pass2_") not in _PREVIEW_SKIP
+                 and not (c in _PREVIEW_IF_VARIED and head[c].nunique(dropna=False) <= 1)]]
     kinds = {c: _kind(head[c]) for c in head.columns}
     # Column by column (``tolist``), not ``itertuples``: on Arrow-backed columns that indexes every
     # cell through pandas, 4 ms a partition, paid by the command for each one the worker reports.

@@ -113,16 +113,21 @@ def trait_levels(votes: pd.DataFrame) -> dict[str, tuple[str, float] | None]:
     """Per trait, the modal level and its confidence, or None when it lacks three valid votes.
 
     The seed defines the level as the mode of exactly three runs; a trait with an invalid or
-    missing run has no level rather than a mode of two.
+    missing run has no level rather than a mode of two. Plain Python over the columns: a side has
+    15 votes, and pandas' filter-and-sort per trait cost more than the rest of a partition's scores.
     """
     out: dict[str, tuple[str, float] | None] = dict.fromkeys(TRAITS)
     if votes.empty:
         return out
-    ok = votes[_ok(votes)]
-    for trait in TRAITS:
-        rates = ok.loc[ok["trait"] == trait].sort_values("vote_index")["rate"].tolist()
+    by_trait: dict[str, list[tuple[int, str]]] = {t: [] for t in TRAITS}
+    for status, trait, index, rate in zip(votes["status"].tolist(), votes["trait"].tolist(),
+                                          votes["vote_index"].tolist(), votes["rate"].tolist()):
+        if status == OK and trait in by_trait:
+            by_trait[trait].append((index, rate))
+    for trait, pairs in by_trait.items():
+        pairs.sort(key=lambda pair: pair[0])  # stable, as the vote order of the seed's three runs
         try:
-            out[trait] = modal_vote(rates)
+            out[trait] = modal_vote([rate for _, rate in pairs])
         except ValueError:
             out[trait] = None
     return out
@@ -168,7 +173,8 @@ def _pick(df: pd.DataFrame | None, **keys: str) -> pd.DataFrame:
     for col, value in keys.items():
         if col in df.columns:
             mask &= (df[col] == value).to_numpy()
-    return df[mask]
+    # In the pipeline a frame is already the partition's own rows: no copy when nothing is dropped.
+    return df if mask.all() else df[mask]
 
 
 def _judges_in(*frames: pd.DataFrame) -> list[str]:
@@ -366,7 +372,7 @@ def personality_scores(
             "prompt_tokens": int(usage["prompt_tokens"]), "completion_tokens": int(usage["completion_tokens"]),
             "cost_usd": usage["cost_usd"],
         })  # fmt: skip
-    return _typed(pd.DataFrame(rows, columns=list(METHOD_SCORE_COLUMNS)))
+    return _typed(rows)
 
 
 _KINDS = dict(METHOD_SCORE_FIELDS)
@@ -382,16 +388,21 @@ def mcq_rows(method_scores: pd.DataFrame) -> pd.DataFrame:
     return method_scores.sort_values("judge", kind="stable").drop_duplicates(["personality_id", "method"])
 
 
-def _typed(df: pd.DataFrame) -> pd.DataFrame:
-    for col in df.columns:
+def _typed(rows: list[dict[str, object]]) -> pd.DataFrame:
+    """The rows as a frame of ``METHOD_SCORE_FIELDS``' kinds, built column by column in its dtype
+    (converting a frame of inferred dtypes afterwards cost a copy per column)."""
+    data: dict[str, object] = {}
+    for col in METHOD_SCORE_COLUMNS:
         kind = _KINDS[col]
-        if kind == "int":
-            df[col] = df[col].astype("int64")
-        elif kind == "float":
-            df[col] = df[col].astype("float64")
+        values = [row[col] for row in rows]
+        if kind in ("int", "float"):
+            data[col] = np.array(values, dtype="int64" if kind == "int" else "float64")
         else:
-            df[col] = df[col].astype(object)
-    return df
+            column = np.empty(len(values), dtype=object)
+            for i, value in enumerate(values):  # item by item: a slice assignment would broadcast lists
+                column[i] = value if kind == "str" else list(value)  # type: ignore[call-overload]
+            data[col] = pd.Series(column, dtype=object, copy=False)
+    return pd.DataFrame(data, columns=list(METHOD_SCORE_COLUMNS))
 
 
 def macro_interval(

@@ -109,11 +109,17 @@ def read_frame(path: Root, skip: Collection[str] = ()) -> pd.DataFrame:
     ``skip`` lets a reader that needs a few columns of a big table (the report) leave the text it
     never reads on disk; a column the file does not have is simply not there to skip.
     """
-    def read(source) -> pd.DataFrame:
+    return from_table(read_arrow(path, skip))
+
+
+def read_arrow(path: Root, skip: Collection[str] = ()) -> pa.Table:
+    """One partition file as an Arrow table, without the ``skip`` columns: for readers that join many
+    partitions before converting them to pandas once (``report.loading``)."""
+    def read(source) -> pa.Table:
         if not skip:
-            return from_table(pq.read_table(source))
+            return pq.read_table(source)
         pf = pq.ParquetFile(source)
-        return from_table(pf.read(columns=[c for c in pf.schema_arrow.names if c not in skip]))
+        return pf.read(columns=[c for c in pf.schema_arrow.names if c not in skip])
 
     if isinstance(path, (Path, str)):
         return read(path)
