@@ -14,7 +14,11 @@ run``'s very request bodies. Per row and path:
 - peak RSS of the command's process tree (sampled every 0.2 s);
 - bytes on disk per call (data root: Parquet, model-call cache, report);
 - ``interviewsim run``'s Dagster storage (event log, runs, compute logs under ``DAGSTER_HOME``), in
-  all and per materialisation.
+  all and per materialisation;
+- the UI over that instance afterwards (``interviewsim ui``, webserver and daemon with the automation
+  sensor on, every default method materialised): each page's read through GraphQL as the page sends it
+  (the slowest of 3) and each page in headless Chromium (Debian's ``chromium``, from navigation until
+  its content shows), target at most 2 s; and the runs the automation launched meanwhile (target: none).
 
 Targets, each printed with PASS/FAIL where its rows were measured: ``interviewsim run`` >= 0.9 of the
 direct runner and the direct runner >= 0.8 of raw httpx at 100 and at 1,000; CPU per partition at
@@ -43,6 +47,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from benchmarks.bench_scale import verdict  # noqa: E402
 
 TARGETS = {"run_vs_direct": 0.9, "direct_vs_raw": 0.8, "cpu_growth": 1.5, "memory_growth": 1.3}
+PAGE_TARGET_S = 2.0
+ROUNDS = 3
 TARGET_ROWS = (100, 1000)
 """The rows the throughput targets apply to (the issue's); the 6 row is start-up dominated."""
 
@@ -100,6 +106,96 @@ def materialisations(home: Path) -> int:
     return total
 
 
+GRAPHQL = {
+    "asset graph": ("{ assetNodes { assetKey { path } dependencyKeys { path } isPartitioned "
+                    "partitionDefinition { type dimensionTypes { name } } } }", None),
+    "Catalog": ("{ assetNodes { assetKey { path } partitionStats { numMaterialized numPartitions numFailed "
+                "numMaterializing } assetMaterializations(limit: 1) { timestamp runId } } }", None),
+    "P x M Partitions tab": ("""query($k: AssetKeyInput!) { assetNodeOrError(assetKey: $k) { ... on AssetNode {
+        partitionKeysByDimension { name partitionKeys }
+        assetPartitionStatuses { __typename ... on MultiPartitionStatuses { primaryDimensionName
+          ranges { primaryDimStartKey primaryDimEndKey } } } } } }""", {"k": {"path": ["generations"]}}),
+    "leaderboard page": ("""query($k: AssetKeyInput!) { assetNodeOrError(assetKey: $k) { ... on AssetNode {
+        assetMaterializations(limit: 1) { runId metadataEntries { label } } } } }""", {"k": {"path": ["leaderboard"]}}),
+    "run list": ("{ runsOrError(limit: 30) { ... on Runs { results { runId status startTime endTime "
+                 "tags { key value } assetSelection { path } } } } }", None),
+}
+"""Each page's read, as its page asks for it: what the page needs to show its content."""
+PAGES = {
+    "asset graph": ("/asset-groups", "Materialize all"),
+    "Catalog": ("/assets", "content_similarity"),
+    "P x M Partitions tab": ("/assets/generations?view=partitions", "Materialized ("),
+    "leaderboard page": ("/assets/leaderboard", "Latest materialization"),
+    "run list": ("/runs", "global_assets"),
+}
+"""Each page in Chromium: its path and a text that shows (visible) once its content is there."""
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+
+
+def ui_pages(home: Path, work: Path, env: dict[str, str]) -> dict[str, Any]:
+    """``interviewsim ui`` over ``interviewsim run``'s instance: each page's GraphQL read and Chromium load, and the
+    runs the automation launched while the UI was up (it must launch none: everything is up to date)."""
+    import time
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "dagster"))
+    from ui_harness import DagsterUI
+
+    uenv = {k: v for k, v in env.items() if not k.startswith(("INTERVIEWSIM_", "DAGSTER_"))}
+    uenv.update(DAGSTER_HOME=str(home), INTERVIEWSIM_CONFIG=str(home / "interviewsim.yaml"),
+                LITELLM_LOCAL_MODEL_COST_MAP="True")
+    out: dict[str, Any] = {"graphql": {}, "chromium": {}}
+    with DagsterUI(uenv, cwd=work, log=work / "ui.log") as ui:
+        started = time.time()
+        before = {r["runId"] for r in ui.runs()}
+        for name, (query, variables) in GRAPHQL.items():
+            times = []
+            for _ in range(ROUNDS):
+                t0 = time.perf_counter()
+                ui.gql(query, variables, timeout_s=600)
+                times.append(time.perf_counter() - t0)
+            out["graphql"][name] = max(times)
+        out["chromium"] = _chromium(f"http://127.0.0.1:{ui.port}")
+        time.sleep(max(0.0, 35 - (time.time() - started)))  # at least one automation tick (every 30 s)
+        out["automation_runs"] = len([r for r in ui.runs() if r["runId"] not in before])
+    return out
+
+
+def _chromium(base: str) -> dict[str, tuple[float, float]]:
+    """Per page, seconds until its content shows: reached in the app as a click does (the UI already loaded), and
+    loaded afresh from its address (the UI's scripts started again); each the slowest of ``ROUNDS``."""
+    import time
+
+    from playwright.sync_api import sync_playwright
+
+    times: dict[str, tuple[float, float]] = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(120_000)
+            page.goto(f"{base}/assets")  # the UI's scripts into the browser's cache
+            page.get_by_text("content_similarity").filter(visible=True).first.wait_for()
+            for name, (path, shown) in PAGES.items():
+                clicked, loaded = [], []
+                for _ in range(ROUNDS):
+                    page.goto(f"{base}/overview")
+                    page.get_by_text("Overview").filter(visible=True).first.wait_for()
+                    t0 = time.perf_counter()  # the router's own navigation, as a link click makes it
+                    page.evaluate("p => { history.pushState({}, '', p); dispatchEvent(new PopStateEvent('popstate')); }",
+                                  path)
+                    page.get_by_text(shown).filter(visible=True).first.wait_for()
+                    clicked.append(time.perf_counter() - t0)
+                    t0 = time.perf_counter()
+                    page.goto(f"{base}{path}")
+                    page.get_by_text(shown).filter(visible=True).first.wait_for()
+                    loaded.append(time.perf_counter() - t0)
+                times[name] = (max(clicked), max(loaded))
+        finally:
+            browser.close()
+    return times
+
+
 def measure_row(n: int, work: Path, c: int, latency: float, seed: int) -> dict[str, Any]:
     """One row: the three paths on ``n`` small personalities, every default method."""
     from benchmarks.bench_plan import small_corpus
@@ -115,6 +211,7 @@ def measure_row(n: int, work: Path, c: int, latency: float, seed: int) -> dict[s
     home = work / "dagster_home"
     out["storage"] = dagster_storage(home)
     out["materialisations"] = materialisations(home)
+    out["ui"] = ui_pages(home, work, dict(os.environ))
     return out
 
 
@@ -134,6 +231,16 @@ def _row_lines(n: int, out: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _ui_lines(n: int, ui: dict[str, Any]) -> list[str]:
+    lines = [f"UI over the {n:,}-personality instance ({ui['automation_runs']} runs launched by the automation "
+             f"meanwhile; target 0):", "| page | GraphQL read | Chromium, reached in the app | Chromium, loaded afresh |",
+             "| --- | --- | --- | --- |"]
+    for name in GRAPHQL:
+        clicked, loaded = ui["chromium"][name]
+        lines.append(f"| {name} | {ui['graphql'][name]:.2f} s | {clicked:.2f} s | {loaded:.2f} s |")
+    return lines
+
+
 def report(rows: dict[int, dict[str, Any]], c: int, latency: float) -> None:
     """The growth table, then each target with its verdict (or why it was not judged)."""
     print(f"\ngrowth table: small personalities, every default method, 1 judge, local server L={latency * 1000:.0f} "
@@ -143,6 +250,12 @@ def report(rows: dict[int, dict[str, Any]], c: int, latency: float) -> None:
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for n, out in rows.items():
         print("\n".join(_row_lines(n, out)))
+    for n, out in rows.items():
+        print("\n".join(_ui_lines(n, out["ui"])))
+        slowest = max([*out["ui"]["graphql"].values(), *(c for c, _ in out["ui"]["chromium"].values())])
+        print(f"  [{n} personalities] slowest page (GraphQL, or reached in the app) {slowest:.2f} s   target <= {PAGE_TARGET_S:g} s   "
+              f"{verdict(slowest <= PAGE_TARGET_S)};   automation runs {out['ui']['automation_runs']}   target 0   "
+              f"{verdict(out['ui']['automation_runs'] == 0)}")
     for n in TARGET_ROWS:
         if n not in rows:
             print(f"  [{n} personalities] throughput targets: not measured (add {n} to --sizes)")
@@ -184,7 +297,7 @@ def main(argv: list[str] | None = None) -> None:
             work.mkdir(parents=True, exist_ok=True)
             print(f"\n-- {n} small personalities --", flush=True)
             rows[n] = measure_row(n, work, a.c, a.latency, a.seed)
-            print("\n".join(_row_lines(n, rows[n])), flush=True)
+            print("\n".join(_row_lines(n, rows[n]) + _ui_lines(n, rows[n]["ui"])), flush=True)
             if a.keep is None:
                 shutil.rmtree(work, ignore_errors=True)
         report(rows, a.c, a.latency)

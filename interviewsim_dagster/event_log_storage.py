@@ -37,6 +37,12 @@ the files (a connection to an unlinked file would delete the new file's WAL by n
 ``dispose``, and beyond ``KEPT_FILES`` files (the least recently used first), so a long-lived UI
 process holds a bounded number of files open.
 
+It also remembers each dynamic partition set's keys for ``DYNAMIC_KEYS_TTL_S``: Dagster's ``add_asset_metadata`` checks
+every key of the run's range against the instance for each partition's metadata it records, one index query per key
+(``has_dynamic_partition``), about 7% of an ``interviewsim run``'s CPU at 20 small personalities (py-spy, issue 43)
+and more as the range grows. What this process adds or deletes is seen at once; what another process (``interviewsim
+register``, the UI) adds or deletes, within that second.
+
 Otherwise as Dagster's: the same files and tables (``dagster.yaml``'s layout under ``DAGSTER_HOME``,
 ``history/runs``), one transaction at a time under the storage's own lock, and Dagster's schema set-up
 on a file's first use. Configured in the repository's ``dagster.yaml`` (``event_log_storage``); an
@@ -48,6 +54,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -64,6 +71,9 @@ from sqlalchemy.pool import QueuePool
 KEPT_FILES = 32
 """At most this many event log files held open by an engine's idle connection (see the module): an ``interviewsim run``
 writes about a dozen (the index and one per run), a UI process may read hundreds of runs over its life."""
+
+DYNAMIC_KEYS_TTL_S = 1.0
+"""How long a dynamic partition set's keys, once read, answer look-ups without reading the index again (see the module)."""
 
 
 def _sync_at_checkpoints(dbapi_connection: Any, _record: Any) -> None:
@@ -87,6 +97,7 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
     def __init__(self, base_dir: str, inst_data: Any = None):
         self._engines: collections.OrderedDict[str, Any] = collections.OrderedDict()  # least recently used first
         self._tables_found: set[str] = set()
+        self._dynamic_keys: dict[str, tuple[float, list[str], frozenset[str]]] = {}  # name -> (read at, keys, set)
         super().__init__(base_dir, inst_data)
 
     @classmethod
@@ -130,6 +141,7 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
 
     def wipe(self) -> None:  # the open connections first: Dagster deletes the run files
         self._dispose_engines()
+        self._dynamic_keys.clear()
         super().wipe()
 
     def dispose(self) -> None:
@@ -143,3 +155,28 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
         if found:
             self._tables_found.add(table_name)
         return found
+
+    def _keys(self, partitions_def_name: str) -> tuple[float, list[str], frozenset[str]]:
+        """The set's keys as read within ``DYNAMIC_KEYS_TTL_S``, else read now (see the module)."""
+        known = self._dynamic_keys.get(partitions_def_name)
+        if known is None or time.monotonic() - known[0] >= DYNAMIC_KEYS_TTL_S:
+            read_at = time.monotonic()
+            keys = list(super().get_dynamic_partitions(partitions_def_name))
+            known = self._dynamic_keys[partitions_def_name] = (read_at, keys, frozenset(keys))
+        return known
+
+    def get_dynamic_partitions(self, partitions_def_name: str) -> list[str]:
+        return list(self._keys(partitions_def_name)[1])
+
+    def has_dynamic_partition(self, partitions_def_name: str, partition_key: str) -> bool:
+        return partition_key in self._keys(partitions_def_name)[2]
+
+    def add_dynamic_partitions(self, partitions_def_name: str, partition_keys: Any) -> None:
+        self._dynamic_keys.pop(partitions_def_name, None)
+        super().add_dynamic_partitions(partitions_def_name, partition_keys)
+        self._dynamic_keys.pop(partitions_def_name, None)  # a look-up between the two may have read the old keys
+
+    def delete_dynamic_partition(self, partitions_def_name: str, partition_key: str) -> None:
+        self._dynamic_keys.pop(partitions_def_name, None)
+        super().delete_dynamic_partition(partitions_def_name, partition_key)
+        self._dynamic_keys.pop(partitions_def_name, None)

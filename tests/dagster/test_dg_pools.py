@@ -172,6 +172,36 @@ def test_the_event_log_remembers_a_table_it_found_and_looks_again_for_a_missing_
     assert asked.count("dynamic_partitions") == 1
 
 
+def test_the_event_log_remembers_dynamic_keys_a_second_and_sees_its_own_changes_at_once(tmp_path, monkeypatch):
+    """``add_asset_metadata`` looks up every key of the run's range per partition recorded (issue 43): the keys are
+    read once a second; this storage's own adds and deletes are seen at once, another process's within the second."""
+    from dagster._core.storage.event_log import SqliteEventLogStorage
+
+    from interviewsim_dagster import event_log_storage
+    from interviewsim_dagster.event_log_storage import EngineKeepingSqliteEventLogStorage
+
+    clock = [100.0]
+    monkeypatch.setattr(event_log_storage.time, "monotonic", lambda: clock[0])
+    mine = EngineKeepingSqliteEventLogStorage(str(tmp_path / "runs"))
+    other = EngineKeepingSqliteEventLogStorage(str(tmp_path / "runs"))  # another process on the same files
+    reads: list[str] = []
+    real = SqliteEventLogStorage.get_dynamic_partitions
+    monkeypatch.setattr(SqliteEventLogStorage, "get_dynamic_partitions",
+                        lambda self, name: reads.append(name) or real(self, name))
+    mine.add_dynamic_partitions("personality", ["A", "B"])
+    assert [mine.has_dynamic_partition("personality", k) for k in ("A", "B", "C", "A")] == [True, True, False, True]
+    assert mine.get_dynamic_partitions("personality") == ["A", "B"] and len(reads) == 1
+    other.add_dynamic_partitions("personality", ["C"])
+    assert not mine.has_dynamic_partition("personality", "C")  # within the second: the keys read before
+    clock[0] += event_log_storage.DYNAMIC_KEYS_TTL_S
+    assert mine.has_dynamic_partition("personality", "C") and len(reads) == 2
+    mine.delete_dynamic_partition("personality", "A")
+    assert not mine.has_dynamic_partition("personality", "A")  # its own change, at once
+    assert mine.get_dynamic_partitions("personality") == ["B", "C"]
+    mine.get_dynamic_partitions("personality").append("D")  # a caller's copy: the remembered keys stay
+    assert not mine.has_dynamic_partition("personality", "D")
+
+
 def test_the_event_log_syncs_its_wal_files_at_checkpoints_only(tmp_path):
     """WAL with ``synchronous=NORMAL`` (1) on the instance's event log connections, not SQLite's FULL (2): a
     commit no longer waits for a sync of the disk (issue 30); a file not in WAL mode keeps FULL."""
