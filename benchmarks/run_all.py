@@ -19,7 +19,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 BENCHMARKS = ("bench_leaks", "bench_retrieval", "bench_gateway", "bench_orchestration", "bench_cache", "bench_scale",
               "bench_ui", "bench_cost", "bench_view", "bench_plan", "bench_product", "bench_automation",
-              "bench_calibration", "bench_curation", "bench_curation_step", "bench_curation_scale", "bench_partitions", "bench_growth")
+              "bench_calibration", "bench_curation", "bench_curation_step", "bench_curation_scale", "bench_partitions",
+              "bench_growth", "bench_cluster")
 QUICK_ARGS: dict[str, list[str]] = {
     "bench_leaks": ["--quick"],
     "bench_gateway": ["--n", "200", "--rounds", "1"],
@@ -33,6 +34,7 @@ QUICK_ARGS: dict[str, list[str]] = {
     "bench_curation_scale": ["--quick"],
     "bench_partitions": ["--personalities", "50", "--generators", "2"],
     "bench_growth": ["--quick"],
+    "bench_cluster": ["--personalities", "20"],
 }
 """Arguments of each benchmark under ``--quick`` (the others take none)."""
 RUNS: dict[str, list[tuple[list[str], list[str] | None]]] = {

@@ -112,10 +112,15 @@ class PostgresServer(_Server):
 
     user = "interviewsim"
 
-    def __init__(self, db: str = "interviewsim", *, durable: bool = False):
-        """``durable=False`` (tests) turns fsync off; benchmarks use ``True`` to measure what production pays."""
+    def __init__(self, db: str = "interviewsim", *, durable: bool = False, settings: dict[str, str] | None = None):
+        """``durable=False`` (tests) turns fsync off; benchmarks use ``True`` to measure what production pays.
+
+        ``settings``: more server settings (``-c name=value``), e.g. ``shared_preload_libraries`` for a
+        benchmark that reads ``pg_stat_statements``; the tests' server keeps PostgreSQL's defaults.
+        """
         self.db = db
         self.durable = durable
+        self.settings = dict(settings or {})
         self.port = free_port()
         self.dir: Path | None = None
 
@@ -144,7 +149,7 @@ class PostgresServer(_Server):
             self.proc = subprocess.Popen(
                 [str(bindir / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(self.port), "-k", str(self.dir),
                  "-c", f"fsync={'on' if self.durable else 'off'}", "-c", "max_connections=200",
-                 "-c", "shared_buffers=32MB"],
+                 "-c", "shared_buffers=32MB", *(a for k, v in self.settings.items() for a in ("-c", f"{k}={v}"))],
                 stdout=fh, stderr=subprocess.STDOUT, cwd=self.dir, start_new_session=True, **run_as)
         try:
             _wait(self._ready, self.proc, "postgres", 60, log)

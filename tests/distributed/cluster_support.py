@@ -1,16 +1,20 @@
-"""What the distributed tests share: the cluster's settings and the Celery worker processes.
+"""What the distributed tests and ``benchmarks/bench_cluster.py`` share: the cluster's servers, settings and workers.
 
 A uniquely named module (``conftest`` is ambiguous when several test folders have one); the
-fixtures that start the servers are in this folder's ``conftest.py``.
+fixtures in this folder's ``conftest.py`` and the benchmark both build their cluster here, so the
+benchmark measures the cluster the tests check.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +42,62 @@ class Cluster:
     data_url: str
     local_cache: Path
     env: dict[str, str]
+
+
+def servers(*, durable: bool = False, pg_settings: dict[str, str] | None = None):
+    """PostgreSQL, Redis and the S3 server on loopback, each stopped by its pid however the block ends.
+
+    ``durable``/``pg_settings`` go to ``loopback.PostgresServer`` (the tests keep fsync off; a benchmark
+    measuring what the event log costs turns it on and loads ``pg_stat_statements``).
+    """
+    return loopback.running(loopback.PostgresServer(durable=durable, settings=pg_settings), loopback.RedisServer(),
+                            loopback.S3Server())
+
+
+def build_cluster(started: tuple, root: Path, corpus: Path, methods: str = METHODS) -> Cluster:
+    """The cluster machines' setup under ``root`` for the corpus folder ``corpus``, as docs/CLUSTER.md has it.
+
+    The bucket on the S3 server, ``DAGSTER_HOME`` holding the repo's own ``deploy/dagster.yaml``
+    (instance in PostgreSQL), an ``INTERVIEWSIM_CONFIG`` file (Redis cache, Parquet on S3), and the
+    environment every machine shares (workers and the process launching runs).
+    """
+    pg, redis_server, s3 = started
+    s3.make_bucket(BUCKET)
+    home = root / "dagster_home"
+    home.mkdir(parents=True)
+    shutil.copyfile(REPO / "deploy" / "dagster.yaml", home / "dagster.yaml")
+    cache_url = f"redis://127.0.0.1:{redis_server.port}/0"
+    data_url = f"s3://{BUCKET}/run"
+    local_cache = root / "worker_local" / "llm.sqlite"
+    config_file = root / "interviewsim.yaml"
+    config_file.write_text(
+        f"corpus: {corpus}\ndata_root: {data_url}\ncache_url: {cache_url}\ncache_path: {local_cache}\n"
+        f"methods: {methods}\n", encoding="utf-8")
+    env = {
+        "DAGSTER_HOME": str(home),
+        "DAGSTER_PG_HOST": "127.0.0.1", "DAGSTER_PG_PORT": str(pg.port), "DAGSTER_PG_USER": pg.user,
+        "DAGSTER_PG_PASSWORD": "unused-trust-auth", "DAGSTER_PG_DB": pg.db,
+        "DAGSTER_CELERY_BROKER_URL": f"redis://127.0.0.1:{redis_server.port}/1",
+        "DAGSTER_CELERY_BACKEND_URL": f"redis://127.0.0.1:{redis_server.port}/2",
+        "INTERVIEWSIM_CONFIG": str(config_file),
+        **s3.env(),
+    }
+    return Cluster(pg, redis_server, s3, home, corpus, config_file, cache_url, data_url, local_cache, env)
+
+
+@contextmanager
+def environment(env: dict[str, str]) -> Iterator[None]:
+    """This process set up like a cluster machine for the block (the variables restored afterwards)."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 class Workers:
@@ -79,6 +139,7 @@ class Workers:
         return path.read_text(errors="replace") if path.exists() else ""
 
     def stop(self) -> None:
+        """SIGTERM each worker by its pid (SIGKILL after 30 s)."""
         for p in self.procs:
             if p.poll() is None:
                 os.kill(p.pid, signal.SIGTERM)
