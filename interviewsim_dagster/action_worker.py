@@ -120,6 +120,11 @@ class ActionWorker:
         with self._lock:
             return self._reports.get(node)
 
+    def forget(self, node: Node) -> None:
+        """``node`` is recorded: its future is dropped (a report the worker sends again is ignored)."""
+        with self._lock:
+            self._reports.pop(node, None)
+
     def _deliver(self, node: Node, report: Report) -> None:
         fut = self.report(node)
         if fut is not None and not fut.done():
@@ -232,7 +237,7 @@ def wait_for(worker: ActionWorker, nodes: Sequence[Node], record: Callable[[Node
     finished: queue.SimpleQueue[concurrent.futures.Future] = queue.SimpleQueue()
     for fut in futures:  # a queue of finished futures, not ``wait`` over all pending ones each time: O(n)
         fut.add_done_callback(finished.put)
-    left = len(futures)
+    total = left = len(futures)
     last = time.monotonic()
     while left:
         if interrupted():
@@ -243,8 +248,10 @@ def wait_for(worker: ActionWorker, nodes: Sequence[Node], record: Callable[[Node
             fut = None
         if fut is not None:
             left -= 1
-            record(futures[fut], fut.result())
+            node = futures.pop(fut)
+            record(node, fut.result())
+            worker.forget(node)  # recorded: nothing holds its report any longer
         if time.monotonic() - last >= every_s:
             last = time.monotonic()
-            log(f"{len(futures) - left}/{len(futures)} partitions of this run written by the action's worker; "
+            log(f"{total - left}/{total} partitions of this run written by the action's worker; "
                 f"worker: {worker.progress or 'starting'}")

@@ -52,7 +52,7 @@ from .calls import CallRunner, PlannedCall, check_unique_keys, failed_result, ru
 from .config import EvalConfig, check_retrieval_embedder
 from .progress import progress_line as _progress_line
 from .steps import BY_NAME, Cell, InputMapping, Partitioning, Step, StepEnv, inputs_for, steps_for
-from .storage import partition_path, read_frame, write_frame
+from .storage import partition_path, read_arrow, read_frame, write_frame
 from ..dataroot import exists
 from .tables import KEY_COLUMNS, concat_table
 
@@ -102,9 +102,8 @@ def cells_of(step: Step, personalities: list[str], methods: list[str]) -> list[C
 
 def write_partition(step: Step, cell: Cell, df: pd.DataFrame, root: Path) -> Path:
     """Write one partition (empty ones too, so a reader sees it ran); P x M partitions sorted by key."""
-    if step.partitioning is Partitioning.PERSONALITY_METHOD:
-        df = df.sort_values(list(KEY_COLUMNS[step.name]), kind="stable")
-    return write_frame(df, step.name, partition_path(root, step.name, cell.personality, cell.method))
+    keys = KEY_COLUMNS[step.name] if step.partitioning is Partitioning.PERSONALITY_METHOD else ()
+    return write_frame(df, step.name, partition_path(root, step.name, cell.personality, cell.method), sort_by=keys)
 
 
 def upstream_cells(step: Step, cell: Cell, up: Step, mapping: InputMapping, personalities: list[str],
@@ -143,6 +142,10 @@ def stored_inputs(config: EvalConfig, step: Step, cell: Cell, personalities: lis
 
 MISSING = object()
 """A partition read but not on disk (a method not run yet): ``read_partition``."""
+ON_DISK = object()
+"""A partition this run wrote and only unpartitioned steps still read: not held in memory, its file is read
+back as an Arrow table when they run. Holding the pandas frames of every ``method_scores`` partition until the
+leaderboard (about 30 KB each) grew the runner by about 330 MB at 1,000 personalities (issue 43)."""
 
 
 def read_partition(config: EvalConfig, name: str, cell: Cell) -> Any:
@@ -174,6 +177,9 @@ class _Graph:
     """Readers not finished yet (+1 while the table is kept for the caller): 0 frees the table."""
     external: set[Node] = field(default_factory=set)
     """Partitions read but not made by this run: loaded from the data root (absent: ``MISSING``)."""
+    global_readers: dict[Node, int] = field(default_factory=lambda: defaultdict(int))
+    """Readers of a node that are unpartitioned steps (the leaderboard reads every ``method_scores``): once only
+    they are left, a written table is dropped from memory and read back from its file (``ON_DISK``)."""
 
     @classmethod
     def build(cls, steps: list[Step], run: dict[str, list[Cell]], personalities: list[str], methods: list[str],
@@ -198,6 +204,7 @@ class _Graph:
                     else:
                         g.readers[u].append(node)
                         g.waiting[node] += 1
+                        g.global_readers[u] += s.partitioning is Partitioning.NONE
                     g.left[u] = g.left.get(u, 0) + 1
         return g
 
@@ -539,6 +546,8 @@ class _Run:
             if inp is None:
                 continue  # an ordering edge: the step reads the split or the data root itself
             value = self._external(up) if up in self.g.external else self.done[up]
+            if value is ON_DISK:
+                value = read_arrow(partition_path(self.config.data_root, up[0], up[1].personality, up[1].method))
             if value is MISSING:
                 if not inp.allow_missing:
                     raise not_materialised(step, *up)
@@ -554,6 +563,12 @@ class _Run:
             self.done[up] = read_partition(self.config, *up)
         return self.done[up]
 
+    def _on_disk_from_now(self, node: Node) -> bool:
+        """True when only unpartitioned steps still read ``node`` and its table is in its file (``ON_DISK``)."""
+        step = self.g.steps[node[0]]
+        return (self.write and not step.writes_files and node not in self.g.external and node in self.done
+                and self.done[node] is not ON_DISK and 0 < self.g.left[node] == self.g.global_readers[node])
+
     def _release(self, node: Node) -> None:
         for reader in self.g.readers[node]:
             self.g.waiting[reader] -= 1
@@ -568,11 +583,16 @@ class _Run:
         if self.on_partition is not None:
             self.on_partition(step, cell, frame, lambda: self._inputs(node))
         self.done[node] = frame if self.g.left[node] else None
+        if self._on_disk_from_now(node):
+            self.done[node] = ON_DISK
         self.unfinished -= 1
         for up in self.g.reads[node]:
             self.g.left[up] -= 1
+            self.g.global_readers[up] -= step.partitioning is Partitioning.NONE and up not in self.g.external
             if self.g.left[up] == 0:
                 self.done[up] = None  # no later node reads it and the caller did not ask for it
+            elif self._on_disk_from_now(up):
+                self.done[up] = ON_DISK
         self._release(node)
         pid = cell.personality
         self.remaining[pid] -= 1

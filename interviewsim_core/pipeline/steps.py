@@ -354,9 +354,11 @@ def _sft_dataset(env, cell, inputs):
     from pathlib import Path
 
     from ..finetune import SftRecord, write_sft_records
+    from .tables import from_table
 
     by_person: dict[str, list[SftRecord]] = {}
     for c, df in sorted(inputs["sft_examples"].items()):
+        df = df if isinstance(df, pd.DataFrame) else from_table(df)  # its file read back (runner.ON_DISK)
         by_person[c.personality] = [SftRecord(**row) for row in df.to_dict("records")]
     return write_sft_records(by_person, Path(env.config.data_root) / FINETUNE_DIR)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -94,12 +94,17 @@ def _statistics_columns(table: pa.Table) -> list[str]:
     return keep
 
 
-def write_frame(df: pd.DataFrame, name: str, path: Path) -> Path:
-    """Write ``df`` under table ``name``'s schema to ``path`` atomically (temp file + os.replace).
+def write_frame(df: pd.DataFrame, name: str, path: Path, sort_by: Sequence[str] = ()) -> Path:
+    """Write ``df`` under table ``name``'s schema to ``path`` atomically (temp file + os.replace),
+    its rows in ``sort_by`` order (stable, nulls last) when given.
 
     A reader, or a crash mid-write, never sees half a file: either the old partition or the new one.
+    The sort is Arrow's, on the converted table: pandas' ``sort_values`` on a partition of a few rows
+    cost about 0.4 ms against Arrow's 0.06, paid on every partition (issue 43).
     """
     table = to_table(df, name)
+    if sort_by:
+        table = table.sort_by([(c, "ascending") for c in sort_by])
     return atomic_write(path, lambda fh: parquet_write(table, fh))
 
 

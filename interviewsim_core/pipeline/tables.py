@@ -249,8 +249,14 @@ def conform(df: pd.DataFrame, name: str) -> pd.DataFrame:
 
 
 def concat_table(name: str, frames) -> pd.DataFrame:
-    """Partitions of table ``name`` as one frame with its schema (the empty table when none has rows)."""
-    frames = [f for f in frames if f is not None and not f.empty]
+    """Partitions of table ``name`` as one frame with its schema (the empty table when none has rows).
+
+    A partition may come as its Arrow table (read back from its file: ``runner.ON_DISK``); then every
+    partition is joined in Arrow and converted to pandas once."""
+    frames = [f for f in frames if f is not None and (f.num_rows if isinstance(f, pa.Table) else not f.empty)]
     if not frames:
         return empty_frame(name)
+    if any(isinstance(f, pa.Table) for f in frames):
+        tables = [f if isinstance(f, pa.Table) else to_table(f, name) for f in frames]
+        return from_table(pa.concat_tables(tables, promote_options="permissive").cast(schema_of(name)))
     return conform(pd.concat(frames, ignore_index=True), name)

@@ -129,3 +129,19 @@ def test_an_error_cancels_the_batches_still_in_flight(tmp_path):
     time.sleep(0.05)
     unanswered = [f for f in gw.submitted if not f.done() or f.cancelled()]
     assert unanswered and all(f.cancelled() for f in unanswered)
+
+
+def test_a_table_only_the_leaderboard_still_reads_is_read_back_from_its_file_not_held(tmp_path, monkeypatch):
+    """Issue 43: once personality_scores has read a method_scores partition, only the leaderboard (unpartitioned)
+    still needs it; the runner drops the frame and the leaderboard reads the written file back, so memory does not
+    grow with the population. The leaderboard is the same as a run that writes nothing (frames held throughout)."""
+    read_back: list[str] = []
+    real = runner.read_arrow
+    monkeypatch.setattr(runner, "read_arrow", lambda path, *a: (read_back.append(path.parent.parent.name), real(path, *a))[1])
+    written = run_evaluation(_config(tmp_path / "w"), gateway=ScriptedGateway(), personalities=PIDS, keep=("leaderboard",))
+    assert read_back.count("method_scores") == len(PIDS) * len(METHODS)
+    read_back.clear()
+    held = run_evaluation(_config(tmp_path / "m"), gateway=ScriptedGateway(), personalities=PIDS, keep=("leaderboard",),
+                          write=False)
+    assert read_back == [] and not (tmp_path / "m" / "method_scores").exists()
+    _same_tables(written, held)

@@ -120,3 +120,20 @@ def test_partitions_are_zstd_without_text_statistics_and_every_reader_reads_them
     assert pd.read_parquet(path)["qa_id"].tolist() == ["q1", "q2"]
     got = duckdb.sql(f"select qa_id, generated from '{tmp_path}/generations/*/*.parquet' order by qa_id").fetchall()
     assert got == [("q1", long_text), ("q2", long_text[::-1])]
+
+
+def test_a_personality_method_partition_is_written_in_key_order(tmp_path):
+    """write_partition sorts a P x M partition by its key (Arrow's stable sort, issue 43): rows that share a key
+    prefix keep their order, a null sorts last, a per-personality partition keeps the order it was given."""
+    from interviewsim_core.pipeline.runner import write_partition
+    from interviewsim_core.pipeline.steps import BY_NAME, Cell
+
+    row = {c: None for c in SCHEMAS["content_similarity"].names}
+    rows = [{**row, "personality_id": "P", "method": "m", "judge": j, "qa_id": q, "raw_output": tag}
+            for j, q, tag in (("b", "q1", "1"), ("a", "q2", "2"), ("a", None, "3"), ("a", "q10", "4"), ("a", "q2", "5"))]
+    path = write_partition(BY_NAME["content_similarity"], Cell("P", "m"), pd.DataFrame(rows), tmp_path)
+    assert read_frame(path)["raw_output"].tolist() == ["4", "2", "5", "3", "1"]  # a/q10, a/q2 (twice, in order), a/null, b
+    atomic = {c: None for c in SCHEMAS["atomic_items"].names}
+    given = pd.DataFrame([{**atomic, "personality_id": "P", "qa_id": q} for q in ("q2", "q1")])
+    path = write_partition(BY_NAME["atomic_items"], Cell("P"), given, tmp_path)
+    assert read_frame(path)["qa_id"].tolist() == ["q2", "q1"]
