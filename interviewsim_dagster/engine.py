@@ -114,13 +114,12 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
                      + (f" (written by this action's worker process, {worker.name})" if worker is not None else ""))
     if worker is not None:
         from interviewsim_core.pipeline.runner import PROGRESS_FIELDS, read_partition, stored_inputs
-        from interviewsim_core.pipeline.worker import IN_FILE
 
         space = registered or people, list(cfg.methods)
 
         def reported(node, report) -> None:
             step, cell = BY_NAME[node[0]], node[1]
-            out = read_partition(cfg, step.name, cell) if report.out == IN_FILE else report.out
+            out = read_partition(cfg, step.name, cell) if report.in_file else report.out
             done(step, cell, out, lambda: stored_inputs(cfg, step, cell, *space))
             if report.counts is not None:  # this run's step totals: the sum over its own partitions
                 total = counts.setdefault(step.name, dict.fromkeys(PROGRESS_FIELDS, 0))

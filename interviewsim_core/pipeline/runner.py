@@ -565,9 +565,8 @@ class _Run:
 
     def _on_disk_from_now(self, node: Node) -> bool:
         """True when only unpartitioned steps still read ``node`` and its table is in its file (``ON_DISK``)."""
-        step = self.g.steps[node[0]]
-        return (self.write and not step.writes_files and node not in self.g.external and node in self.done
-                and self.done[node] is not ON_DISK and 0 < self.g.left[node] == self.g.global_readers[node])
+        writes_partition = self.write and not self.g.steps[node[0]].writes_files
+        return writes_partition and 0 < self.g.left[node] == self.g.global_readers[node]
 
     def _release(self, node: Node) -> None:
         for reader in self.g.readers[node]:

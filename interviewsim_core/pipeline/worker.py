@@ -47,16 +47,14 @@ class Report:
     (``runner.PROGRESS_FIELDS``: planned, answered, cached, ...; ``None`` for a step that calls no
     model), which each run sums into its steps' totals.
 
-    A table written to its Parquet file is not sent (``out`` is ``IN_FILE``): the run recording it reads the
-    file (``runner.read_partition``). The worker runs ahead of the recording, and the frames sent through the
-    pipe were held by the command until recorded: 5.4 GB and growing at 1,000 small personalities (issue 43)."""
+    A table written to its Parquet file is not sent (``in_file``, ``out`` is ``None``): the run recording it
+    reads the file (``runner.read_partition``). The worker runs ahead of the recording, and the frames sent
+    through the pipe were held by the command until recorded: 5.4 GB and growing at 1,000 small personalities
+    (issue 43)."""
 
     out: Any
     counts: dict[str, float] | None = None
-
-
-IN_FILE = "in its Parquet file"
-"""``Report.out`` of a partition the worker wrote to its file (a plain string: it crosses the pipe by pickle)."""
+    in_file: bool = False
 
 
 STOP_GRACE_S = 20.0
@@ -218,8 +216,8 @@ def _work(cfg_json: str, nodes: dict[str, list[tuple]], files: dict[str, str], p
 
     def done(step, cell: Cell, out: Any, inputs) -> None:
         mine = per_node.pop((step.name, cell), None)
-        sent = out if step.writes_files else IN_FILE
-        say("done", step.name, tuple(cell), Report(sent, mine if step.calls_models else None))
+        in_file = not step.writes_files
+        say("done", step.name, tuple(cell), Report(None if in_file else out, mine if step.calls_models else None, in_file))
 
     # Only the progress lines go to the command (it prints them): not the scheduler's line per personality
     # done, a thousand lines at the paper's scale.
