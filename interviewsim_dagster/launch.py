@@ -388,9 +388,18 @@ def worker_blocked(instance: dg.DagsterInstance) -> str | None:
     return f"{n} other run(s) in progress on this instance" if n else None
 
 
-def halving_blocks(n: int) -> list[int]:
+RUN_PARTITIONS = 256
+"""At most about this many partitions in one stage run of ``interviewsim run``: the personalities per block
+(``halving_blocks``'s ``most``) are this over the action's methods. Why: Dagster's SQLite event log stores a run's
+planned check evaluation once per planned partition, each copy holding the run's whole partition subset, so a
+run's check rows grow with the square of its partitions (the first P x M block at 1,000 personalities, 5,500
+partitions, wrote 9.86 GB and slowed the recording tenfold: docs/PERFORMANCE.md, the growth table)."""
+
+
+def halving_blocks(n: int, most: int | None = None) -> list[int]:
     """The sizes of the blocks of consecutive personalities a worker's per-personality, P x M and summary runs
-    are cut into: half of the personalities left each time, so 6 -> 3, 2, 1 and 20 -> 10, 5, 3, 1, 1.
+    are cut into: half of the personalities left each time, at most ``most``, so 6 -> 3, 2, 1, 20 -> 10, 5, 3,
+    1, 1 and 20 at most 4 -> 4, 4, 4, 4, 2, 1, 1.
 
     Why: a run records its partitions (an event per asset partition, then its checks' verdicts) when the
     last of them is written, and what the last block records comes after the worker's last call. One
@@ -399,12 +408,13 @@ def halving_blocks(n: int) -> list[int]:
     creation and its own events). The worker admits personalities in order, so a block is recorded
     while the worker calls for the blocks after it: halving gives each block the calls of as many
     personalities as it holds to be recorded in, and leaves the last personality's alone after the last
-    call, for about log2(n) runs per stage. The per-personality runs are cut the same way because a P x M
-    block stores its materialisations only after its personalities' splits are stored
-    (``ActionWorker.order``), and the summaries because theirs come after their P x M blocks'."""
+    call, for about log2(n) runs per stage. ``most`` bounds a run's size (``RUN_PARTITIONS``), which keeps
+    the halving tail. The per-personality runs are cut the same way because a P x M block stores its
+    materialisations only after its personalities' splits are stored (``ActionWorker.order``), and the
+    summaries because theirs come after their P x M blocks'."""
     sizes: list[int] = []
     while n > 0:
-        sizes.append(-(-n // 2) if n > 1 else 1)
+        sizes.append(min(-(-n // 2) if n > 1 else 1, most or n))
         n -= sizes[-1]
     return sizes
 
@@ -412,9 +422,9 @@ def halving_blocks(n: int) -> list[int]:
 BLOCKED_JOBS = (PERSONALITY_JOB, PERSONALITY_METHOD_JOB, PERSONALITY_SUMMARY_JOB)
 
 
-def _in_blocks(spec: RunSpec, graph, people: Sequence[str], methods: Sequence[str]) -> list[RunSpec]:
+def _in_blocks(spec: RunSpec, graph, people: Sequence[str], methods: Sequence[str], most: int) -> list[RunSpec]:
     """``spec``, or for a per-personality, P x M or summary run, one run per block of consecutive personalities
-    (``halving_blocks``)."""
+    (``halving_blocks``, at most ``most`` personalities in a block: ``_block_most``)."""
     from .defs.corpus.partitions import dims_of
 
     if spec.job not in BLOCKED_JOBS or spec.start is None:
@@ -423,13 +433,21 @@ def _in_blocks(spec: RunSpec, graph, people: Sequence[str], methods: Sequence[st
     first, last = dims_of(pdef, spec.start), dims_of(pdef, spec.end or spec.start)
     persons = list(dict.fromkeys(c.personality for c in _spec_cells(spec, graph, people, methods)))
     blocks, at = [], 0
-    for size in halving_blocks(len(persons)):
+    for size in halving_blocks(len(persons), most):
         blocks.append(persons[at:at + size])
         at += size
     if METHOD not in first:
         return [RunSpec(spec.job, spec.assets, b[0], b[-1]) for b in blocks]
     return [RunSpec(spec.job, spec.assets, str(pxm_key(b[0], first[METHOD])), str(pxm_key(b[-1], last[METHOD])))
             for b in blocks]
+
+
+def _block_most(runs: Sequence[tuple[int, RunSpec]], graph, people: Sequence[str], methods: Sequence[str]) -> int:
+    """The most personalities in one block of the action's runs: ``RUN_PARTITIONS`` over the most methods a P x M
+    run covers, the same in every stage, so that a P x M block's personalities are one block of splits."""
+    width = max((len({c.method for c in _spec_cells(spec, graph, people, methods)}) for _i, spec in runs
+                 if spec.job == PERSONALITY_METHOD_JOB), default=1)
+    return max(1, RUN_PARTITIONS // width)
 
 
 def _spec_cells(spec: RunSpec, graph, people: Sequence[str], methods: Sequence[str]) -> list[Cell]:
@@ -458,9 +476,9 @@ def _execute_with_worker(defs, instance, specs, progress, run_config, skip_up_to
     from .registration import scan_corpus
 
     people = list(instance.get_dynamic_partitions(PERSONALITY))
-    runs = [(i, part) for i, spec in _narrow_all(instance, specs, progress, skip_up_to_date, split_versions, graph,
-                                                  methods, data_root)
-            for part in _in_blocks(spec, graph, people, methods)]
+    narrowed = _narrow_all(instance, specs, progress, skip_up_to_date, split_versions, graph, methods, data_root)
+    most = _block_most(narrowed, graph, people, methods)
+    runs = [(i, part) for i, spec in narrowed for part in _in_blocks(spec, graph, people, methods, most)]
     if not runs:
         return []
     valid = scan_corpus(str(cfg.corpus)).valid

@@ -144,6 +144,18 @@ def test_the_runs_are_cut_in_halving_blocks_of_personalities():
     assert all(sum(halving_blocks(n)) == n and halving_blocks(n)[-1] == 1 for n in range(1, 200))
 
 
+def test_a_block_holds_at_most_most_personalities_and_keeps_the_halving_tail():
+    """Dagster's planned check rows grow with the square of a run's partitions (launch.RUN_PARTITIONS)."""
+    from interviewsim_dagster.launch import halving_blocks
+
+    assert halving_blocks(20, 4) == [4, 4, 4, 4, 2, 1, 1]
+    assert halving_blocks(1000, 23) == [23] * 42 + [17, 9, 4, 2, 1, 1]
+    for n in range(1, 300):
+        for most in (1, 2, 7, 23):
+            sizes = halving_blocks(n, most)
+            assert sum(sizes) == n and max(sizes) <= most and sizes[-1] == 1
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
