@@ -390,7 +390,7 @@ def worker_blocked(instance: dg.DagsterInstance) -> str | None:
 
 RUN_PARTITIONS = 256
 """At most about this many partitions in one stage run of ``interviewsim run``: the personalities per block
-(``halving_blocks``'s ``most``) are this over the action's methods. Why: Dagster's SQLite event log stores a run's
+(``halving_blocks``'s ``most``) are this over the widest P x M run's methods (``_block_most``). Why: Dagster's SQLite event log stores a run's
 planned check evaluation once per planned partition, each copy holding the run's whole partition subset, so a
 run's check rows grow with the square of its partitions (the first P x M block at 1,000 personalities, 5,500
 partitions, wrote 9.86 GB and slowed the recording tenfold: docs/PERFORMANCE.md, the growth table)."""
@@ -414,7 +414,7 @@ def halving_blocks(n: int, most: int | None = None) -> list[int]:
     summaries because theirs come after their P x M blocks'."""
     sizes: list[int] = []
     while n > 0:
-        sizes.append(min(-(-n // 2) if n > 1 else 1, most or n))
+        sizes.append(min(-(-n // 2), most or n))
         n -= sizes[-1]
     return sizes
 
