@@ -29,7 +29,11 @@ Time: the 6 row takes about 3 minutes, the 100 row about 25 on the shared 2-core
 1,000 row (about 280,000 calls per path) several hours; the default rows are 6 and 100, and
 ``--sizes 6,100,1000`` adds the paper's population.
 
-Run: ``python -m benchmarks.bench_growth [--sizes 6,100] [--c 64 --latency 0.2] [--keep DIR]``.
+``--backfill`` adds, after each row's UI pages, one new method over the row's population through the UI's job
+backfill and through ``interviewsim run`` (``bench_backfill``: the backfill's throughput against the run's, the
+partitions it wrote, the automation's ticks, the backfill's page).
+
+Run: ``python -m benchmarks.bench_growth [--sizes 6,100] [--c 64 --latency 0.2] [--keep DIR] [--backfill]``.
 """
 
 from __future__ import annotations
@@ -44,7 +48,9 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from benchmarks import bench_backfill  # noqa: E402
 from benchmarks.bench_scale import verdict  # noqa: E402
+from benchmarks.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 TARGETS = {"run_vs_direct": 0.9, "direct_vs_raw": 0.8, "cpu_growth": 1.5, "memory_growth": 1.3}
 PAGE_TARGET_S = 2.0
@@ -129,8 +135,6 @@ PAGES = {
     "run list": ("/runs", "global_assets"),
 }
 """Each page in Chromium: its path and a text that shows (visible) once its content is there."""
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 
 
 def ui_pages(home: Path, work: Path, env: dict[str, str]) -> dict[str, Any]:
@@ -276,6 +280,9 @@ def report(rows: dict[int, dict[str, Any]], c: int, latency: float) -> None:
                   f"{TARGETS['memory_growth']}x   {verdict(mem[1] / mem[0] <= TARGETS['memory_growth'])}")
     else:
         print("  CPU per partition and memory growth: need the 100 row and a larger one (--sizes 6,100,1000)")
+    for out in rows.values():
+        if "backfill" in out:
+            bench_backfill.report(out["backfill"])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -286,6 +293,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
+    ap.add_argument("--backfill", action="store_true",
+                    help="after each row's UI pages, one new method through the UI's backfill and `interviewsim run` "
+                         "(bench_backfill)")
     a = ap.parse_args(argv if argv is not None else [])
     sizes = [3] if a.quick else [int(x) for x in a.sizes.split(",")]
     if not Path(CHROMIUM).exists():  # said before the first row, not after it
@@ -302,6 +312,8 @@ def main(argv: list[str] | None = None) -> None:
             print("\n".join(_row_lines(n, rows[n])), flush=True)  # before the UI: hours of calls are not lost to it
             rows[n]["ui"] = ui_pages(work / "dagster_home", work, dict(os.environ))
             print("\n".join(_ui_lines(n, rows[n]["ui"])), flush=True)
+            if a.backfill:
+                rows[n]["backfill"] = bench_backfill.measure(work, a.latency)
             if a.keep is None:
                 shutil.rmtree(work, ignore_errors=True)
         report(rows, a.c, a.latency)

@@ -68,8 +68,9 @@ def _peak_rss_mb() -> float:
 class Server:
     """``scale_server`` in a child process, driven by one-line commands."""
 
-    def __init__(self, latency: float):
-        self.proc = subprocess.Popen([sys.executable, "-m", "benchmarks.scale_server", "--latency", str(latency)],
+    def __init__(self, latency: float, port: int = 0):
+        self.proc = subprocess.Popen([sys.executable, "-m", "benchmarks.scale_server", "--latency", str(latency),
+                                      "--port", str(port)],
                                      cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline().split()
         if len(line) != 2 or line[0] != "PORT":

@@ -50,8 +50,8 @@ _BODY_KEY: ContextVar[bytes] = ContextVar("body_key")
 
 
 class TrackingServer(FakeOpenAIServer):
-    def __init__(self, config: FakeServerConfig):
-        super().__init__(config)
+    def __init__(self, config: FakeServerConfig, port: int = 0):
+        super().__init__(config, port)
         self._t_lock = threading.Lock()
         self._record = None
         self._memo: dict[bytes, str] = {}
@@ -140,8 +140,9 @@ def idle_seconds(stats: dict[str, Any], t0: float, t1: float) -> tuple[float, li
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--latency", type=float, default=0.2)
+    p.add_argument("--port", type=int, default=0, help="0: a free one (a kept instance's config names the port it used)")
     a = p.parse_args(argv)
-    srv = TrackingServer(FakeServerConfig(latency_s=a.latency, reply=offline_reply))
+    srv = TrackingServer(FakeServerConfig(latency_s=a.latency, reply=offline_reply), port=a.port)
     srv.start()
     print(f"PORT {srv.port}", flush=True)
     try:

@@ -234,7 +234,7 @@ def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: b
     from interviewsim_core.errors import ConfigError
     from interviewsim_dagster import slots
     from interviewsim_dagster.definitions import build_definitions
-    from interviewsim_dagster.launch import execute, plan_runs
+    from interviewsim_dagster.launch import execute, leave_status_current, plan_runs
 
     home = ensure_dagster_home()
     defs = build_definitions(cfg, run_methods=methods)
@@ -270,7 +270,10 @@ def _materialise_on(cfg, personalities, methods, assets, verbose: bool, force: b
             return outcome.EXIT_INTERRUPTED
         from interviewsim_dagster.check_results import failed_checks
 
-        recorded = failed_checks(instance, defs.resolve_asset_graph(), chosen, methods or cfg.methods)
+        graph = defs.resolve_asset_graph()
+        # What the UI reads, current before anyone opens it (also when nothing ran: an earlier run may have left it behind).
+        typer.echo(f"the UI's partition and check statuses brought up to date ({leave_status_current(instance, graph):.1f} s)")
+        recorded = failed_checks(instance, graph, chosen, methods or cfg.methods)
     from interviewsim_core.llm.cache import cache_write_errors
 
     # Answers kept in the tables but not cached (disk full, read-only file): a path could not be written.

@@ -43,6 +43,10 @@ every key of the run's range against the instance for each partition's metadata 
 and more as the range grows. What this process adds or deletes is seen at once; what another process (``interviewsim
 register``, the UI) adds or deletes, within that second.
 
+It also keeps its asset checks' partition states between reads (``check_states``): Dagster's SQLite storage keeps
+none, so every asset page rebuilt each check's state from all its partitions' records, 2.5 s on a P x M asset's
+page at 1,000 personalities (issue 43).
+
 Otherwise as Dagster's: the same files and tables (``dagster.yaml``'s layout under ``DAGSTER_HOME``,
 ``history/runs``), one transaction at a time under the storage's own lock, and Dagster's schema set-up
 on a file's first use. Configured in the repository's ``dagster.yaml`` (``event_log_storage``); an
@@ -66,6 +70,8 @@ from dagster._core.storage.sql import create_engine
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from sqlalchemy import event
 from sqlalchemy.pool import QueuePool
+
+from . import check_states
 
 
 KEPT_FILES = 32
@@ -143,6 +149,7 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
         self._dispose_engines()
         self._dynamic_keys.clear()
         super().wipe()
+        self._stored_check_states_stale()
 
     def dispose(self) -> None:
         self._dispose_engines()
@@ -180,3 +187,15 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
         self._dynamic_keys.pop(partitions_def_name, None)
         super().delete_dynamic_partition(partitions_def_name, partition_key)
         self._dynamic_keys.pop(partitions_def_name, None)
+
+    # -- asset checks' partition states, kept between reads (check_states.py says why) ----------------------------
+    def get_asset_check_state(self, keys: Any) -> Any:
+        return check_states.updated_states(self._instance, self._instance.run_storage, list(keys))
+
+    def wipe_asset(self, asset_key: Any) -> None:  # its check rows go: the records a stored state counted
+        super().wipe_asset(asset_key)
+        self._stored_check_states_stale()
+
+    def _stored_check_states_stale(self) -> None:
+        if self.has_instance:  # a storage used on its own (no instance) stores no check state
+            check_states.bump_epoch(self._instance.run_storage)

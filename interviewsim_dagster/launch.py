@@ -647,3 +647,29 @@ __all__ = [
     "RunOutcome", "RunSpec",
     "execute", "plan_runs", "range_tags", "register_personalities",
 ]
+
+
+def leave_status_current(instance: dg.DagsterInstance, graph) -> float:
+    """Bring what the UI's asset pages read up to date with the runs just made; returns the seconds it took.
+
+    Dagster keeps each partitioned asset's status (materialised, failed, in progress) in a cache it updates
+    only when something reads it, and this instance's event log keeps its checks' partition states the same
+    way (``check_states``). After ``interviewsim run`` both lag by every event of its runs: the UI's first
+    read paid for them, 2.9 s for the Catalog's partition counts and 2.5 s on the ``generations`` page at 1,000
+    personalities (issue 43). Read here once, they are stored and the UI reads them current. An event log of
+    another kind (Dagster's own, PostgreSQL) keeps no check states: only the assets' status is read then.
+    """
+    from dagster._core.definitions.partitions.context import partition_loading_context
+
+    from .event_log_storage import EngineKeepingSqliteEventLogStorage
+
+    t0 = time.perf_counter()
+    for key in graph.materializable_asset_keys:
+        partitions_def = graph.get(key).partitions_def
+        if partitions_def is not None:
+            instance.get_status_by_partition(key, [], partitions_def)  # updates the status cache on the way
+    if isinstance(instance.event_log_storage, EngineKeepingSqliteEventLogStorage):
+        checks = [(key, graph.get(key.asset_key).partitions_def) for key in graph.asset_check_keys]
+        with partition_loading_context(dynamic_partitions_store=instance):
+            instance.event_log_storage.get_asset_check_state(checks)
+    return time.perf_counter() - t0

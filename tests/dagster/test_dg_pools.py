@@ -7,6 +7,7 @@ from pathlib import Path
 import dagster as dg
 from dg_helpers import make_config
 
+from interviewsim_dagster import check_states
 from interviewsim_dagster.definitions import build_definitions
 
 REPO = Path(__file__).resolve().parents[2]
@@ -145,10 +146,18 @@ def test_the_worker_paths_runs_take_no_pool_slot_and_its_event_log_keeps_one_eng
             proc.wait()
     assert proc.returncode == 0, out
     assert "one worker process" in out and "waiting for a slot" not in out
+    assert "the UI's partition and check statuses brought up to date" in out
     with dg.DagsterInstance.get() as instance:
         mats = instance.fetch_materializations(dg.AssetKey("atomic_items"), limit=10).records
         assert [m.partition_key for m in mats] == ["TINY_ALDER"]
         assert not instance.event_log_storage.get_concurrency_info("llm_offline").claimed_slots
+        # what the UI reads, left current by the run (launch.leave_status_current): no first read pays for it
+        record = instance.get_asset_records([dg.AssetKey("atomic_items")])[0]
+        assert record.asset_entry.cached_status.latest_storage_id == mats[0].storage_id
+        graph = build_definitions(make_config(tiny_corpus, tmp_path / "d2", methods="simple")).resolve_asset_graph()
+        checks = [k for k in graph.asset_check_keys if k.asset_key == dg.AssetKey("atomic_items")]
+        stored = instance.run_storage.get_cursor_values({check_states.state_key(k) for k in checks})
+        assert checks and len(stored) == len(checks)
     assert set(build_definitions(make_config(tiny_corpus, tmp_path / "d2", methods="simple")).resolve_asset_graph()
                .get(dg.AssetKey("atomic_items")).pools) == {"llm_offline"}
 
