@@ -47,6 +47,8 @@ every call is new (``memory-20`` retrieves all of them, as ``memory-50`` does, a
 JOB = "personality_method_assets"
 TARGET = 0.8
 """The backfill's throughput at least this share of ``interviewsim run``'s on the same selection."""
+JUDGED_FROM = 100
+"""The throughput target applies from this many personalities (the issue's rows: 100 and 1,000)."""
 TICK_TARGET_S = 10.0
 BACKFILL_QUERY = """query($id: String!) { partitionBackfillOrError(backfillId: $id) { ... on PartitionBackfill {
     id status numPartitions partitionSetName assetSelection { path }
@@ -178,7 +180,9 @@ def report(out: dict[str, Any]) -> None:
              and b["status"] == "COMPLETED_SUCCESS")
     longest = max(out["ticks"], default=0.0)
     print(f"  backfill: {b['status']}, every asset's {n:,} partitions and only {METHOD}'s   {verdict(exact)}")
-    print(f"  backfill / interviewsim run throughput = {ratio:.2f}   target >= {TARGET}   {verdict(ratio >= TARGET)}")
+    judged = verdict(ratio >= TARGET) if n >= JUDGED_FROM else (
+        f"not judged below {JUDGED_FROM} personalities (the backfill daemon's looks, every 30 s, set the wall)")
+    print(f"  backfill / interviewsim run throughput = {ratio:.2f}   target >= {TARGET}   {judged}")
     print(f"  calls: backfill {b['calls']:,}, run {r['calls']:,} (the same selection: the automation asked nothing)   "
           f"{verdict(b['calls'] == r['calls'])}")
     print(f"  automation ticks during the backfill: {len(out['ticks'])}, longest {longest:.1f} s   target < "

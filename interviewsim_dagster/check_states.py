@@ -16,6 +16,10 @@ the dynamic set's id, so a registered or removed personality starts again from n
 a wipe, of the instance or of an asset (``bump_epoch``), makes every stored state stale, since it takes back
 check records the state counted (a deleted run does not: Dagster keeps its check rows, and its rebuild counts
 them too). A state that cannot be read back is rebuilt, never trusted.
+
+Dagster's check state and its incremental update are private API of the pinned Dagster (``pyproject.toml``);
+``tests/dagster/test_check_states.py`` compares every kept state with Dagster's own rebuild, so an upgrade that
+moves or changes them fails there rather than in a user's UI.
 """
 
 from __future__ import annotations

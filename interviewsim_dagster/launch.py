@@ -642,13 +642,6 @@ def register_personalities(instance: dg.DagsterInstance, corpus: str) -> tuple[l
     return new, [pid for pid in scan.valid if pid in known], list(scan.problems)
 
 
-__all__ = [
-    "GLOBAL_JOB", "JOB_DESCRIPTIONS", "METHOD", "PERSONALITY_JOB", "PERSONALITY_METHOD_JOB", "PERSONALITY_SUMMARY_JOB",
-    "RunOutcome", "RunSpec",
-    "execute", "plan_runs", "range_tags", "register_personalities",
-]
-
-
 def leave_status_current(instance: dg.DagsterInstance, graph) -> float:
     """Bring what the UI's asset pages read up to date with the runs just made; returns the seconds it took.
 
@@ -673,3 +666,11 @@ def leave_status_current(instance: dg.DagsterInstance, graph) -> float:
         with partition_loading_context(dynamic_partitions_store=instance):
             instance.event_log_storage.get_asset_check_state(checks)
     return time.perf_counter() - t0
+
+
+__all__ = [
+    "GLOBAL_JOB", "JOB_DESCRIPTIONS", "METHOD", "PERSONALITY_JOB", "PERSONALITY_METHOD_JOB", "PERSONALITY_SUMMARY_JOB",
+    "RunOutcome", "RunSpec",
+    "execute", "leave_status_current", "plan_runs", "range_tags", "register_personalities",
+]
+
