@@ -39,7 +39,7 @@ import yaml
 
 from benchmarks.bench_product import BIN, _path_row, _timed
 from benchmarks.bench_scale import Server, verdict
-from benchmarks.chromium import CHROMIUM, CHROMIUM_ARGS
+from benchmarks.chromium import CHROMIUM, CHROMIUM_ARGS, page_seconds
 
 METHOD = "memory-3"
 """Three retrieved pairs: fewer than a small personality holds, so its prompts are ones no default method sends and
@@ -95,16 +95,9 @@ def _page_times(base: str, path: str, rounds: int = 3) -> tuple[float, float]:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.set_default_timeout(120_000)
             for _ in range(rounds):
-                page.goto(f"{base}/runs")
-                page.get_by_text("Runs").filter(visible=True).first.wait_for()
-                t0 = time.perf_counter()
-                page.evaluate("p => { history.pushState({}, '', p); dispatchEvent(new PopStateEvent('popstate')); }", path)
-                page.get_by_text(BACKFILL_SHOWN).filter(visible=True).first.wait_for()
-                clicked.append(time.perf_counter() - t0)
-                t0 = time.perf_counter()
-                page.goto(f"{base}{path}")
-                page.get_by_text(BACKFILL_SHOWN).filter(visible=True).first.wait_for()
-                loaded.append(time.perf_counter() - t0)
+                c, f = page_seconds(page, base, ("/runs", "Runs"), path, BACKFILL_SHOWN)
+                clicked.append(c)
+                loaded.append(f)
         finally:
             browser.close()
     return max(clicked), max(loaded)

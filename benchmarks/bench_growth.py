@@ -50,7 +50,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from benchmarks import bench_backfill  # noqa: E402
 from benchmarks.bench_scale import verdict  # noqa: E402
-from benchmarks.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from benchmarks.chromium import CHROMIUM, CHROMIUM_ARGS, page_seconds  # noqa: E402
 
 TARGETS = {"run_vs_direct": 0.9, "direct_vs_raw": 0.8, "cpu_growth": 1.5, "memory_growth": 1.3}
 PAGE_TARGET_S = 2.0
@@ -168,8 +168,6 @@ def ui_pages(home: Path, work: Path, env: dict[str, str]) -> dict[str, Any]:
 def _chromium(base: str) -> dict[str, tuple[float, float]]:
     """Per page, seconds until its content shows: reached in the app as a click does (the UI already loaded), and
     loaded afresh from its address (the UI's scripts started again); each the slowest of ``ROUNDS``."""
-    import time
-
     from playwright.sync_api import sync_playwright
 
     times: dict[str, tuple[float, float]] = {}
@@ -183,17 +181,9 @@ def _chromium(base: str) -> dict[str, tuple[float, float]]:
             for name, (path, shown) in PAGES.items():
                 clicked, loaded = [], []
                 for _ in range(ROUNDS):
-                    page.goto(f"{base}/overview")
-                    page.get_by_text("Overview").filter(visible=True).first.wait_for()
-                    t0 = time.perf_counter()  # the router's own navigation, as a link click makes it
-                    page.evaluate("p => { history.pushState({}, '', p); dispatchEvent(new PopStateEvent('popstate')); }",
-                                  path)
-                    page.get_by_text(shown).filter(visible=True).first.wait_for()
-                    clicked.append(time.perf_counter() - t0)
-                    t0 = time.perf_counter()
-                    page.goto(f"{base}{path}")
-                    page.get_by_text(shown).filter(visible=True).first.wait_for()
-                    loaded.append(time.perf_counter() - t0)
+                    c, f = page_seconds(page, base, ("/overview", "Overview"), path, shown)
+                    clicked.append(c)
+                    loaded.append(f)
                 times[name] = (max(clicked), max(loaded))
         finally:
             browser.close()
