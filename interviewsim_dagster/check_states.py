@@ -30,23 +30,22 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dagster._core.definitions.asset_key import AssetCheckKey
-from dagster._core.definitions.partitions.context import partition_loading_context
-from dagster._core.definitions.partitions.definition.partitions_definition import PartitionsDefinition
+import dagster as dg
+# Private on purpose, and only here: Dagster has no public API for a check's state or its incremental update (see
+# the module; tests/dagster/test_check_states.py holds them to Dagster's own rebuild).
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionResolvedStatus
 from dagster._core.storage.asset_check_state import AssetCheckState, bulk_update_asset_check_state
-from dagster._serdes import deserialize_value, serialize_value
 
 EPOCH_KEY = "interviewsim/check_states/epoch"
 """The key-value entry naming the current epoch: a stored state made in another one is not used."""
 STATE_PREFIX = "interviewsim/check_states/"
 
 
-def state_key(check: AssetCheckKey) -> str:
+def state_key(check: dg.AssetCheckKey) -> str:
     return STATE_PREFIX + hashlib.sha1(check.to_user_string().encode()).hexdigest()
 
 
-def definition_id(partitions_def: PartitionsDefinition | None) -> str:
+def definition_id(partitions_def: dg.PartitionsDefinition | None) -> str:
     """What a stored state must have been made under: the partitions definition, its dynamic keys included
     (read through the partition loading context's store)."""
     return "unpartitioned" if partitions_def is None else partitions_def.get_serializable_unique_identifier()
@@ -56,8 +55,8 @@ def pack(state: AssetCheckState, definition: str, epoch: str) -> str:
     """One state as text; its subsets through Dagster's serdes (the state itself has enum keys serdes refuses)."""
     return json.dumps({
         "definition": definition, "epoch": epoch, "latest_storage_id": state.latest_storage_id,
-        "subsets": {status.value: serialize_value(subset) for status, subset in state.subsets.items()},
-        "in_progress_runs": {run: serialize_value(subset) for run, subset in state.in_progress_runs.items()},
+        "subsets": {status.value: dg.serialize_value(subset) for status, subset in state.subsets.items()},
+        "in_progress_runs": {run: dg.serialize_value(subset) for run, subset in state.in_progress_runs.items()},
     })
 
 
@@ -71,8 +70,8 @@ def unpack(text: str | None, definition: str, epoch: str) -> AssetCheckState | N
             return None
         return AssetCheckState(
             latest_storage_id=int(raw["latest_storage_id"]),
-            subsets={AssetCheckExecutionResolvedStatus(s): deserialize_value(v) for s, v in raw["subsets"].items()},
-            in_progress_runs={run: deserialize_value(v) for run, v in raw["in_progress_runs"].items()},
+            subsets={AssetCheckExecutionResolvedStatus(s): dg.deserialize_value(v) for s, v in raw["subsets"].items()},
+            in_progress_runs={run: dg.deserialize_value(v) for run, v in raw["in_progress_runs"].items()},
         )
     except Exception:  # written by another Dagster version, cut short: rebuilt from the records instead
         return None
@@ -91,16 +90,16 @@ def bump_epoch(kv: Any) -> None:
     kv.set_cursor_values({EPOCH_KEY: uuid.uuid4().hex})
 
 
-def updated_states(instance: Any, kv: Any, keys: Sequence[tuple[AssetCheckKey, PartitionsDefinition | None]]
-                   ) -> Mapping[AssetCheckKey, AssetCheckState]:
+def updated_states(instance: Any, kv: Any, keys: Sequence[tuple[dg.AssetCheckKey, dg.PartitionsDefinition | None]]
+                   ) -> Mapping[dg.AssetCheckKey, AssetCheckState]:
     """Each check's state brought up to date from its stored one (or from nothing), the advanced ones stored.
 
     A check with a stored state is updated alone: Dagster fetches the records after the smallest
     ``latest_storage_id`` of a batch, and the personality stage's checks end long before the P x M stage's, whose
     states would then apply every P x M record again (the rebuild's cost). The checks without one go in one batch."""
     epoch = current_epoch(kv)
-    states: dict[AssetCheckKey, AssetCheckState] = {}
-    with partition_loading_context(dynamic_partitions_store=instance):  # dynamic keys looked up on the instance
+    states: dict[dg.AssetCheckKey, AssetCheckState] = {}
+    with dg.partition_loading_context(dynamic_partitions_store=instance):  # dynamic keys looked up on the instance
         definitions = {key: definition_id(pdef) for key, pdef in keys}
         stored_text = kv.get_cursor_values({state_key(key) for key, _ in keys})
         stored = {key: unpack(stored_text.get(state_key(key)), definitions[key], epoch) for key, _ in keys}

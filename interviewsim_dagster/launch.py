@@ -652,8 +652,6 @@ def leave_status_current(instance: dg.DagsterInstance, graph) -> float:
     personalities (issue 43). Read here once, they are stored and the UI reads them current. An event log of
     another kind (Dagster's own, PostgreSQL) keeps no check states: only the assets' status is read then.
     """
-    from dagster._core.definitions.partitions.context import partition_loading_context
-
     from .event_log_storage import EngineKeepingSqliteEventLogStorage
 
     t0 = time.perf_counter()
@@ -663,8 +661,7 @@ def leave_status_current(instance: dg.DagsterInstance, graph) -> float:
             instance.get_status_by_partition(key, [], partitions_def)  # updates the status cache on the way
     if isinstance(instance.event_log_storage, EngineKeepingSqliteEventLogStorage):
         checks = [(key, graph.get(key.asset_key).partitions_def) for key in graph.asset_check_keys]
-        with partition_loading_context(dynamic_partitions_store=instance):
-            instance.event_log_storage.get_asset_check_state(checks)
+        instance.event_log_storage.get_asset_check_state(checks)  # sets its own partition loading context
     return time.perf_counter() - t0
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from dagster._core.definitions.partitions.context import partition_loading_context
 from dagster._core.storage.asset_check_state import AssetCheckState, bulk_update_asset_check_state
 
 from interviewsim_dagster import check_states
@@ -64,7 +63,7 @@ def _make(instance, keys: list[str], check: bool = True, fail: tuple[str, ...] =
 def _states(instance) -> tuple[AssetCheckState, AssetCheckState]:
     """(the stored-and-updated state, Dagster's rebuild from every record) of the one check."""
     key = [(rows_present.check_key, PARTS)]
-    with partition_loading_context(dynamic_partitions_store=instance):
+    with dg.partition_loading_context(dynamic_partitions_store=instance):
         kept = instance.event_log_storage.get_asset_check_state(key)[rows_present.check_key]
         rebuilt = bulk_update_asset_check_state(instance, key, initial_states={rows_present.check_key: AssetCheckState.empty()})
     return kept, rebuilt[rows_present.check_key]
@@ -97,7 +96,7 @@ def test_a_read_after_the_first_asks_each_check_only_the_records_after_its_store
     dg.materialize([early, early_present], instance=instance, partition_key="p1")
     _make(instance, ["a|p1", "b|p2"])
     keys = [(rows_present.check_key, PARTS), (early_present.check_key, PEOPLE)]
-    with partition_loading_context(dynamic_partitions_store=instance):
+    with dg.partition_loading_context(dynamic_partitions_store=instance):
         first = instance.event_log_storage.get_asset_check_state(keys)
     asked: list[int | None] = []
     storage = type(instance.event_log_storage)
@@ -108,7 +107,7 @@ def test_a_read_after_the_first_asks_each_check_only_the_records_after_its_store
         return original(self, keys, after_storage_id=after_storage_id, partition_keys=partition_keys)
 
     monkeypatch.setattr(storage, "get_asset_check_partition_info", spy)
-    with partition_loading_context(dynamic_partitions_store=instance):
+    with dg.partition_loading_context(dynamic_partitions_store=instance):
         again = instance.event_log_storage.get_asset_check_state(keys)
     assert again == first
     assert sorted(asked) == sorted(state.latest_storage_id for state in first.values())
