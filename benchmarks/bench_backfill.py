@@ -32,7 +32,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlparse
 
 import yaml
@@ -60,20 +60,27 @@ TICKS_QUERY = """query($s: SensorSelector!) { sensorOrError(sensorSelector: $s) 
     ticks(limit: 200) { status timestamp endTimestamp runIds } } } } }"""
 
 
-def _copy(row: Path, dest: Path) -> Path:
-    """The row's instance and data root under ``dest``, configured with ``METHOD`` as well (the UI reads the copy's
-    ``dagster_home/interviewsim.yaml``, the run its own)."""
+def with_method(cfg: dict[str, Any]) -> dict[str, Any]:
+    return {**cfg, "methods": [*cfg["methods"], METHOD]}
+
+
+def copy_row(row: Path, dest: Path, edit: Callable[[dict[str, Any]], dict[str, Any]] = with_method) -> Path:
+    """The row's instance and data root under ``dest``, its configuration changed by ``edit`` (by default
+    ``METHOD`` added); see ``write_config``."""
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
     for sub in ("dagster_home", "product"):
         subprocess.run(["cp", "-a", str(row / sub), str(dest / sub)], check=True)
     cfg = yaml.safe_load((row / "interviewsim.yaml").read_text())
-    cfg["data_root"] = str(dest / "product")
-    cfg["methods"] = [*cfg["methods"], METHOD]
+    write_config(dest, edit({**cfg, "data_root": str(dest / "product")}))
+    return dest
+
+
+def write_config(dest: Path, cfg: dict[str, Any]) -> None:
+    """The configuration of the copy under ``dest``: the UI reads ``dagster_home/interviewsim.yaml``, the run its own."""
     text = yaml.safe_dump(cfg)
     (dest / "interviewsim.yaml").write_text(text)
     (dest / "dagster_home" / "interviewsim.yaml").write_text(text)
-    return dest
 
 
 def _written(root: Path, assets: list[str], since: float) -> dict[str, int]:
@@ -116,7 +123,7 @@ def measure(row: Path, latency: float) -> dict[str, Any]:
     out: dict[str, Any] = {"people": len(people)}
     srv = Server(latency, port=port)
     try:
-        ui_copy = _copy(row, row.parent / f"{row.name}_backfill")
+        ui_copy = copy_row(row, row.parent / f"{row.name}_backfill")
         uenv = {**env, "DAGSTER_HOME": str(ui_copy / "dagster_home"),
                 "INTERVIEWSIM_CONFIG": str(ui_copy / "dagster_home" / "interviewsim.yaml")}
         with DagsterUI(uenv, cwd=ui_copy, log=ui_copy / "ui.log") as ui:
@@ -144,7 +151,7 @@ def measure(row: Path, latency: float) -> dict[str, Any]:
                 ui.gql(BACKFILL_QUERY, {"id": backfill}, timeout_s=600)
                 graphql.append(time.perf_counter() - g0)
             out["page"] = (max(graphql), *_page_times(f"http://127.0.0.1:{ui.port}", f"/runs/b/{backfill}"))
-        run_copy = _copy(row, row.parent / f"{row.name}_run")
+        run_copy = copy_row(row, row.parent / f"{row.name}_run")
         srv.cmd("reset")
         before = srv.cmd("stats")
         t0, t1, cpu, _tail, peak = _timed([str(BIN / "interviewsim"), "run", "--config", str(run_copy / "interviewsim.yaml"),

@@ -33,7 +33,10 @@ Time: the 6 row takes about 3 minutes, the 100 row about 25 on the shared 2-core
 backfill and through ``interviewsim run`` (``bench_backfill``: the backfill's throughput against the run's, the
 partitions it wrote, the automation's ticks, the backfill's page).
 
-Run: ``python -m benchmarks.bench_growth [--sizes 6,100] [--c 64 --latency 0.2] [--keep DIR] [--backfill]``.
+``--rescore`` adds, after that, a judge change over the row through ``interviewsim ui``'s automation
+(``bench_rescore``: what it rewrote against what the change made stale, the calls per model, its runs and ticks).
+
+Run: ``python -m benchmarks.bench_growth [--sizes 6,100] [--c 64 --latency 0.2] [--keep DIR] [--backfill] [--rescore]``.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from benchmarks import bench_backfill  # noqa: E402
+from benchmarks import bench_backfill, bench_rescore  # noqa: E402
 from benchmarks.bench_scale import verdict  # noqa: E402
 from benchmarks.chromium import CHROMIUM, CHROMIUM_ARGS, page_seconds  # noqa: E402
 
@@ -273,6 +276,8 @@ def report(rows: dict[int, dict[str, Any]], c: int, latency: float) -> None:
     for out in rows.values():
         if "backfill" in out:
             bench_backfill.report(out["backfill"])
+        if "rescore" in out:
+            bench_rescore.report(out["rescore"])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -286,6 +291,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--backfill", action="store_true",
                     help="after each row's UI pages, one new method through the UI's backfill and `interviewsim run` "
                          "(bench_backfill)")
+    ap.add_argument("--rescore", action="store_true",
+                    help="then a judge change re-scored by the UI's automation (bench_rescore)")
     a = ap.parse_args(argv if argv is not None else [])
     sizes = [3] if a.quick else [int(x) for x in a.sizes.split(",")]
     if not Path(CHROMIUM).exists():  # said before the first row, not after it
@@ -304,6 +311,8 @@ def main(argv: list[str] | None = None) -> None:
             print("\n".join(_ui_lines(n, rows[n]["ui"])), flush=True)
             if a.backfill:
                 rows[n]["backfill"] = bench_backfill.measure(work, a.latency)
+            if a.rescore:
+                rows[n]["rescore"] = bench_rescore.measure(work, a.latency)
             if a.keep is None:
                 shutil.rmtree(work, ignore_errors=True)
         report(rows, a.c, a.latency)

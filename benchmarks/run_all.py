@@ -33,7 +33,7 @@ QUICK_ARGS: dict[str, list[str]] = {
     "bench_curation": ["--quick"],
     "bench_curation_scale": ["--quick"],
     "bench_partitions": ["--personalities", "50", "--generators", "2"],
-    "bench_growth": ["--quick", "--backfill"],
+    "bench_growth": ["--quick", "--backfill", "--rescore"],
     "bench_cluster": ["--personalities", "20"],
 }
 """Arguments of each benchmark under ``--quick`` (the others take none)."""

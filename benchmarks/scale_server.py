@@ -8,6 +8,8 @@ needs:
 - it records when no call is in flight (gaps), the "share of wall time with no call in flight";
 - it can record every chat request body to a file, so that the raw-httpx baseline replays the very
   requests the pipeline sent (same sizes) and the ratio measures only the client side;
+- it counts the chat calls per model name (``models`` in ``stats``), so a benchmark can tell which of the study's
+  models a path asked (a judge change's re-score asks only the new judge);
 - it remembers each reply by request body: the offline model costs 2-30 ms of server CPU per reply,
   enough to make this one-process server the bottleneck at 320 calls/s. The benchmark makes one
   untimed pass to fill the memory, then the timed pipeline pass and the raw-httpx replay both get
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import struct
 import sys
 import threading
@@ -47,6 +50,8 @@ def offline_reply(messages: list[dict[str, Any]]) -> str:
 
 
 _BODY_KEY: ContextVar[bytes] = ContextVar("body_key")
+_MODEL = re.compile(rb'"model":\s*"([^"]*)"')
+"""The request's model name, read without parsing a body that can be hundreds of KB."""
 
 
 class TrackingServer(FakeOpenAIServer):
@@ -72,6 +77,7 @@ class TrackingServer(FakeOpenAIServer):
     def reset(self) -> None:
         with self._t_lock:
             self.in_flight, self.chat, self.bytes_in, self.memo_hits = 0, 0, 0, 0
+            self.models: dict[str, int] = {}
             self.first_at: float | None = None
             self.gaps: list[tuple[float, float]] = []
             self.zero_since: float | None = time.time()
@@ -84,7 +90,7 @@ class TrackingServer(FakeOpenAIServer):
 
     def stats(self) -> dict[str, Any]:
         with self._t_lock:
-            return {"chat": self.chat, "first_at": self.first_at, "bytes_in": self.bytes_in, "in_flight": self.in_flight, "memo_hits": self.memo_hits,
+            return {"chat": self.chat, "models": dict(self.models), "first_at": self.first_at, "bytes_in": self.bytes_in, "in_flight": self.in_flight, "memo_hits": self.memo_hits,
                     "gaps": list(self.gaps), "zero_since": self.zero_since, "now": time.time(),
                     "cpu": time.process_time()}
 
@@ -100,6 +106,9 @@ class TrackingServer(FakeOpenAIServer):
                 if self.first_at is None:
                     self.first_at = now
                 self.bytes_in += len(body)
+                model = _MODEL.search(body)
+                name = model.group(1).decode() if model else "?"
+                self.models[name] = self.models.get(name, 0) + 1
                 if self._record:
                     self._record.write(struct.pack("<I", len(body)) + body)
         _BODY_KEY.set(hashlib.sha256(body).digest())

@@ -152,17 +152,16 @@ def _leaderboard_section(ms: pd.DataFrame, seed: int, threshold: float,
 
 def _calibration_section(board: pd.DataFrame, t: dict[str, pd.DataFrame], root) -> Section:
     from . import calibration as cal
-    from ..strategies.calibration import CALIBRATION_METHODS, REFERENCE
+    from ..strategies.calibration import CALIBRATION_METHODS
 
     title = "Calibration: normalised scores and judge audits"
     if board.empty and t["generations"].empty:
         return _not_run("calibration", title, "No leaderboard and no generations: the evaluation has not run.")
     gens, fc = t["generations"], t["factual_consistency"]
     if root is not None and "generated" not in gens.columns and not gens.empty:
-        gens = cal.read_text_columns(root, "generations", "generated", cal.with_lengths)  # lengths, not texts
+        gens = cal.read_lengths(root)  # lengths, not texts
     if root is not None and "explanation" not in fc.columns and not fc.empty:
-        fc = cal.read_text_columns(root, "factual_consistency", "explanation",
-                                   lambda d: d[(d["method"] == REFERENCE) & (d["label"] == "Contradiction")])
+        fc = cal.read_reference_contradictions(root)
 
     ran = sorted(set(t["generations"]["method"].astype(str)) & set(CALIBRATION_METHODS)) \
         if not t["generations"].empty else []

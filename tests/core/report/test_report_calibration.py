@@ -52,3 +52,37 @@ def test_reference_contradictions_listed():
     out = cal.reference_contradictions(fc)
     assert out.to_dict("records") == [{"personality_id": "P", "qa_id": "q2", "judge": "j",
                                        "explanation": "says 1990, summary says 1991"}]
+
+
+def test_the_readers_from_disk_match_the_frames(tmp_path):
+    """The report reads lengths and the reference's contradictions partition by partition, in Arrow, with the text
+    left out of its tables: the same rows as the in-memory functions over the whole frames."""
+    from interviewsim_core.pipeline.storage import partition_path, write_frame
+    from interviewsim_core.pipeline.tables import empty_frame
+
+    def table(records: list[dict], name: str) -> pd.DataFrame:  # the table's other columns empty
+        return pd.DataFrame(records, columns=empty_frame(name).columns)
+
+    def rows(pid: str, method: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+        gens = table([{"personality_id": pid, "method": method, "qa_id": f"q{i}", "status": "ok",
+                       "generated": None if i == 2 else "é" * (i + 3)} for i in range(3)], "generations")
+        fc = table([{"personality_id": pid, "method": method, "qa_id": f"q{i}", "judge": "j",
+                     "status": "ok", "label": label, "explanation": f"{pid} {method} {i}"}
+                    for i, label in enumerate(("Contradiction", "Entailment", "Contradiction"))], "factual_consistency")
+        return gens, fc
+
+    frames = {(pid, m): rows(pid, m) for pid in ("P1", "P2") for m in ("reference", "simple")}
+    for (pid, m), (gens, fc) in frames.items():
+        write_frame(gens, "generations", partition_path(tmp_path, "generations", pid, m))
+        write_frame(fc, "factual_consistency", partition_path(tmp_path, "factual_consistency", pid, m))
+    gens = pd.concat([g for g, _ in frames.values()], ignore_index=True)
+    fc = pd.concat([f for _, f in frames.values()], ignore_index=True)
+    key = ["personality_id", "method", "qa_id"]
+    expected = cal.with_lengths(gens).sort_values(key).reset_index(drop=True)
+    got = cal.read_lengths(tmp_path).sort_values(key).reset_index(drop=True)
+    assert len(got) == 8 and got["length"].tolist() == expected["length"].tolist()  # characters, not bytes
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+    listed = cal.reference_contradictions(cal.read_reference_contradictions(tmp_path))
+    assert listed.to_dict("records") == cal.reference_contradictions(fc).to_dict("records")
+    assert len(listed) == 4
+    assert cal.read_lengths(tmp_path / "none").empty and cal.read_reference_contradictions(tmp_path / "none").empty

@@ -1,0 +1,154 @@
+"""A judge change over a kept growth row (issue 43): what the automation re-scores, what it asks, and how long.
+
+The row is what ``bench_growth --keep DIR`` leaves in ``DIR/row_N`` (every default method materialised). A copy of
+its instance and data root gets ``interviewsim ui`` (webserver, daemon, the automation sensor running), as a
+researcher would: the UI starts on the row's configuration, the sensor evaluates once, then the judge is changed
+in the UI's configuration (``JUDGE_MODEL``: another model name on the same server) and the code location is
+reloaded. The automation re-scores every judged partition, then the aggregates that read them. Timed from the
+reload until the leaderboard is re-made and no run is left; then:
+
+- the files each asset rewrote since the reload (one Parquet file per partition), against what the judge change
+  makes stale: every P x M partition of each judged asset, the per-personality judged assets, and the aggregates;
+  nothing the judge does not reach (the generations above all);
+- the calls per model name at the server: only the new judge may be asked;
+- the automation's runs (how many, the most partitions in one) and its ticks (the longest).
+
+Run: ``python -m benchmarks.bench_rescore --row DIR/row_1000 [--latency 0.2]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import yaml
+
+from benchmarks.bench_backfill import TICK_TARGET_S, TICKS_QUERY, copy_row, write_config
+from benchmarks.bench_scale import Server, verdict
+
+JUDGE_MODEL = "openai/fake-judge"
+"""The new judge: a model name the row's study has not used, answered by the same server."""
+RANGE_TAGS = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end")
+
+
+def _judge_changed(cfg: dict[str, Any]) -> dict[str, Any]:
+    return {**cfg, "judges": [{**j, "model": JUDGE_MODEL} for j in cfg["judges"]]}
+
+
+def _rewritten(root: Path, since: float) -> dict[str, int]:
+    """Per asset folder (or single-file table), the Parquet files (the report: its JSON) written since ``since``."""
+    out: dict[str, int] = {}
+    for child in sorted(root.iterdir()):
+        files = ([f for f in child.rglob("*") if f.suffix == ".parquet" or f.name == "report.json"] if child.is_dir()
+                 else [child] if child.suffix == ".parquet" else [])
+        n = sum(1 for f in files if f.stat().st_mtime >= since)
+        out[child.name.removesuffix(".parquet")] = n
+    return out
+
+
+def _expected(row: Path) -> dict[str, int]:
+    """What a judge change makes stale, per asset: each judged step's partitions and every step downstream of one."""
+    from interviewsim_core.pipeline.steps import BY_NAME, STEPS, Partitioning, Trigger
+
+    cfg = yaml.safe_load((row / "interviewsim.yaml").read_text())
+    people = sum(1 for p in Path(cfg["corpus"]).iterdir() if p.is_dir())
+    count = {Partitioning.PERSONALITY: people, Partitioning.PERSONALITY_METHOD: people * len(cfg["methods"]),
+             Partitioning.NONE: 1}
+    present = {p.name.removesuffix(".parquet") for p in Path(cfg["data_root"]).iterdir()}
+    judged = {s.name for s in STEPS if s.trigger is Trigger.JUDGE_CHANGE and s.calls_models and s.name in present
+              and s.name not in ("premise_verdicts", "user_premise_verdicts")}  # the premise judge is its own model
+    reached = set(judged)
+    for s in STEPS:  # in graph order: a step reading a reached one is reached
+        if s.name in present and any(i.step in reached for i in s.inputs):
+            reached.add(s.name)
+    return {name: count[BY_NAME[name].partitioning] for name in sorted(reached)}
+
+
+def measure(row: Path, latency: float) -> dict[str, Any]:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "dagster"))
+    from ui_harness import LOCATION, REPOSITORY, DagsterUI, wait_for
+
+    from interviewsim_dagster.defs.evaluate.automation import AUTOMATION_SENSOR
+
+    port = urlparse(yaml.safe_load((row / "interviewsim.yaml").read_text())["generator"]["api_base"]).port
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("INTERVIEWSIM_", "DAGSTER_"))}
+    env.update(PYTHONWARNINGS="ignore", BENCH_FAKE_KEY="bench", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    out: dict[str, Any] = {"expected": _expected(row)}
+    copy = copy_row(row, row.parent / f"{row.name}_rescore", edit=lambda cfg: cfg)
+    uenv = {**env, "DAGSTER_HOME": str(copy / "dagster_home"),
+            "INTERVIEWSIM_CONFIG": str(copy / "dagster_home" / "interviewsim.yaml")}
+    srv = Server(latency, port=port)
+    try:
+        with DagsterUI(uenv, cwd=copy, log=copy / "ui.log") as ui:
+            ui.set_sensor_running(AUTOMATION_SENSOR, True)
+            started = time.time()
+            wait_for("the automation's first evaluation", lambda: ui.finished_ticks_after(AUTOMATION_SENSOR, started), 600)
+            wait_for("runs to finish", ui.idle, 600)
+            write_config(copy, _judge_changed(yaml.safe_load((copy / "interviewsim.yaml").read_text())))
+            srv.cmd("reset")
+            t0 = time.time()
+            ui.reload_location()
+            wait_for("the leaderboard's re-make", lambda: ui.materializations("leaderboard", t0), 8 * 3600, every_s=10)
+            wait_for("runs to finish", ui.idle, 3600, every_s=5)
+            t1 = time.time()
+            st = srv.cmd("stats")
+            runs = [r for r in ui.runs() if float(r["creationTime"]) >= t0 - 1]
+            sel = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY, "sensorName": AUTOMATION_SENSOR}
+            ticks = ui.gql(TICKS_QUERY, {"s": sel})["sensorOrError"]["sensorState"]["ticks"]
+            out["ticks"] = [t["endTimestamp"] - t["timestamp"] for t in ticks
+                            if t["endTimestamp"] and t["timestamp"] >= t0 - 1]
+            out["runs"] = [{"status": r["status"], "assets": r["assets"], "sensor": r["tags"].get("dagster/sensor_name"),
+                            "range": tuple(r["tags"].get(k) for k in RANGE_TAGS),
+                            "materializations": _materializations(ui, r["runId"])} for r in runs]
+        out.update(wall=t1 - t0, calls=st["chat"], models=st["models"], rewritten=_rewritten(copy / "product", t0))
+    finally:
+        srv.close()
+    return out
+
+
+RUN_STATS_QUERY = """query($id: ID!) { runOrError(runId: $id) { ... on Run { stats { ... on RunStatsSnapshot {
+    materializations } } } } }"""
+
+
+def _materializations(ui, run_id: str) -> int:
+    """A run's materialisations (its partitions times its assets), from Dagster's run stats."""
+    return ui.gql(RUN_STATS_QUERY, {"id": run_id})["runOrError"]["stats"]["materializations"]
+
+
+def report(out: dict[str, Any]) -> None:
+    exp, got = out["expected"], out["rewritten"]
+    print(f"\na judge change ({JUDGE_MODEL}) re-scored by the automation: {out['wall']:.0f} s, {out['calls']:,} calls "
+          f"({out['calls'] / out['wall']:.1f} calls/s)")
+    print("| asset | made stale | rewritten |")
+    print("| --- | --- | --- |")
+    for name in sorted(set(exp) | {k for k, v in got.items() if v}):
+        print(f"| {name} | {exp.get(name, 0):,} | {got.get(name, 0):,} |")
+    exact = all(got.get(k, 0) == v for k, v in exp.items()) and not any(v for k, v in got.items() if k not in exp)
+    print(f"  rewrote exactly what the judge change made stale   {verdict(exact)}")
+    judge = JUDGE_MODEL.split("/", 1)[1]
+    only = set(out["models"]) <= {judge} and out["calls"] > 0
+    print(f"  calls per model: {out['models']} (only the new judge)   {verdict(only)}")
+    failed = [r for r in out["runs"] if r["status"] != "SUCCESS"]
+    by_sensor = sum(1 for r in out["runs"] if r["sensor"])
+    print(f"  runs: {len(out['runs'])} ({by_sensor} by the automation), the most materialisations in one "
+          f"{max((r['materializations'] for r in out['runs']), default=0):,}; not succeeded: {len(failed)}   {verdict(not failed)}")
+    longest = max(out["ticks"], default=0.0)
+    print(f"  automation ticks: {len(out['ticks'])}, longest {longest:.1f} s   target < {TICK_TARGET_S:g} s   "
+          f"{verdict(longest < TICK_TARGET_S)}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--row", type=Path, required=True, help="a row folder bench_growth --keep left (DIR/row_N)")
+    ap.add_argument("--latency", type=float, default=0.2)
+    a = ap.parse_args(argv)
+    report(measure(a.row, a.latency))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
