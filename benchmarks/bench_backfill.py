@@ -112,7 +112,7 @@ def _page_times(base: str, path: str, rounds: int = 3) -> tuple[float, float]:
 
 def measure(row: Path, latency: float) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "dagster"))
-    from ui_harness import DagsterUI, LOCATION, REPOSITORY
+    from ui_harness import DagsterUI
 
     from interviewsim_dagster.defs.evaluate.automation import AUTOMATION_SENSOR
 
@@ -141,10 +141,7 @@ def measure(row: Path, latency: float) -> dict[str, Any]:
                 ui_copy / "product", assets, t0), "runs": sum(1 for r in runs if r["tags"].get("dagster/backfill") == backfill),
                 "automation_runs": sorted(",".join(r["assets"]) for r in runs
                                           if r["tags"].get("dagster/sensor_name") == AUTOMATION_SENSOR)}
-            sel = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY, "sensorName": AUTOMATION_SENSOR}
-            ticks = ui.gql(TICKS_QUERY, {"s": sel})["sensorOrError"]["sensorState"]["ticks"]
-            out["ticks"] = [t["endTimestamp"] - t["timestamp"] for t in ticks
-                            if t["endTimestamp"] and t["timestamp"] >= t0 - 1]
+            out["ticks"] = tick_seconds(ui, t0)
             graphql = []
             for _ in range(3):
                 g0 = time.perf_counter()
@@ -192,12 +189,29 @@ def report(out: dict[str, Any]) -> None:
           f"{loaded:.2f} s   target <= 2 s   {verdict(max(g, clicked) <= 2.0)}")
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def tick_seconds(ui, t0: float) -> list[float]:
+    """How long each of the automation sensor's ticks since ``t0`` took (finished ticks only)."""
+    from ui_harness import LOCATION, REPOSITORY  # tests/dagster, on the path once measure() has run
+
+    from interviewsim_dagster.defs.evaluate.automation import AUTOMATION_SENSOR
+
+    sel = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY, "sensorName": AUTOMATION_SENSOR}
+    ticks = ui.gql(TICKS_QUERY, {"s": sel})["sensorOrError"]["sensorState"]["ticks"]
+    return [t["endTimestamp"] - t["timestamp"] for t in ticks if t["endTimestamp"] and t["timestamp"] >= t0 - 1]
+
+
+def row_main(doc: str, measure: Callable[[Path, float], dict[str, Any]], report: Callable[[dict[str, Any]], None],
+             argv: list[str] | None) -> None:
+    """The command line of a benchmark over a kept growth row: ``--row DIR/row_N [--latency 0.2]``."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--row", type=Path, required=True, help="a row folder bench_growth --keep left (DIR/row_N)")
     ap.add_argument("--latency", type=float, default=0.2)
     a = ap.parse_args(argv)
     report(measure(a.row, a.latency))
+
+
+def main(argv: list[str] | None = None) -> None:
+    row_main(__doc__, measure, report, argv)
 
 
 if __name__ == "__main__":

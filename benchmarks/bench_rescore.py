@@ -5,7 +5,7 @@ its instance and data root gets ``interviewsim ui`` (webserver, daemon, the auto
 researcher would: the UI starts on the row's configuration, the sensor evaluates once, then the judge is changed
 in the UI's configuration (``JUDGE_MODEL``: another model name on the same server) and the code location is
 reloaded. The automation re-scores every judged partition, then the aggregates that read them. Timed from the
-reload until the leaderboard is re-made and no run is left; then:
+reload until every unpartitioned aggregate (the leaderboard, the report) is re-made and no run is left; then:
 
 - the files each asset rewrote since the reload (one Parquet file per partition), against what the judge change
   makes stale: every P x M partition of each judged asset, the per-personality judged assets, and the aggregates;
@@ -18,7 +18,6 @@ Run: ``python -m benchmarks.bench_rescore --row DIR/row_1000 [--latency 0.2]``.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -28,7 +27,7 @@ from urllib.parse import urlparse
 
 import yaml
 
-from benchmarks.bench_backfill import TICK_TARGET_S, TICKS_QUERY, copy_row, write_config
+from benchmarks.bench_backfill import TICK_TARGET_S, copy_row, row_main, tick_seconds, write_config
 from benchmarks.bench_scale import Server, verdict
 
 JUDGE_MODEL = "openai/fake-judge"
@@ -71,8 +70,9 @@ def _expected(row: Path) -> dict[str, int]:
 
 def measure(row: Path, latency: float) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "dagster"))
-    from ui_harness import LOCATION, REPOSITORY, DagsterUI, wait_for
+    from ui_harness import DagsterUI, wait_for
 
+    from interviewsim_core.pipeline.steps import BY_NAME, Partitioning
     from interviewsim_dagster.defs.evaluate.automation import AUTOMATION_SENSOR
 
     port = urlparse(yaml.safe_load((row / "interviewsim.yaml").read_text())["generator"]["api_base"]).port
@@ -93,15 +93,14 @@ def measure(row: Path, latency: float) -> dict[str, Any]:
             srv.cmd("reset")
             t0 = time.time()
             ui.reload_location()
-            wait_for("the leaderboard's re-make", lambda: ui.materializations("leaderboard", t0), 8 * 3600, every_s=10)
+            last = [a for a in out["expected"] if BY_NAME[a].partitioning is Partitioning.NONE]  # these come last
+            wait_for(f"the re-make of {', '.join(last)}", lambda: all(ui.materializations(a, t0) for a in last),
+                     8 * 3600, every_s=10)
             wait_for("runs to finish", ui.idle, 3600, every_s=5)
             t1 = time.time()
             st = srv.cmd("stats")
             runs = [r for r in ui.runs() if float(r["creationTime"]) >= t0 - 1]
-            sel = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY, "sensorName": AUTOMATION_SENSOR}
-            ticks = ui.gql(TICKS_QUERY, {"s": sel})["sensorOrError"]["sensorState"]["ticks"]
-            out["ticks"] = [t["endTimestamp"] - t["timestamp"] for t in ticks
-                            if t["endTimestamp"] and t["timestamp"] >= t0 - 1]
+            out["ticks"] = tick_seconds(ui, t0)
             out["runs"] = [{"status": r["status"], "assets": r["assets"], "sensor": r["tags"].get("dagster/sensor_name"),
                             "range": tuple(r["tags"].get(k) for k in RANGE_TAGS),
                             "materializations": _materializations(ui, r["runId"])} for r in runs]
@@ -143,11 +142,7 @@ def report(out: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--row", type=Path, required=True, help="a row folder bench_growth --keep left (DIR/row_N)")
-    ap.add_argument("--latency", type=float, default=0.2)
-    a = ap.parse_args(argv)
-    report(measure(a.row, a.latency))
+    row_main(__doc__, measure, report, argv)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,8 @@ def _files(root: Path, asset: str) -> list[Path]:
 
 
 READ_THREADS = 4
-"""Partition files read at once."""
+"""Partition files read at once: opening and decoding a Parquet file releases the GIL, and the report over 1,000
+personalities reads 73,000 of them (docs/PERFORMANCE.md, "The report at 1,000")."""
 COMPACT_EVERY = 256
 """Partitions joined into one contiguous table at a time while reading (``read_asset``)."""
 
