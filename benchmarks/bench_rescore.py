@@ -11,7 +11,7 @@ reload until every unpartitioned aggregate (the leaderboard, the report) is re-m
   makes stale: every P x M partition of each judged asset, the per-personality judged assets, and the aggregates;
   nothing the judge does not reach (the generations above all);
 - the calls per model name at the server: only the new judge may be asked;
-- the automation's runs (how many, the most partitions in one) and its ticks (the longest).
+- the automation's runs (how many, the most materialisations in one) and its ticks (the longest).
 
 Run: ``python -m benchmarks.bench_rescore --row DIR/row_1000 [--latency 0.2]``.
 """
@@ -32,7 +32,6 @@ from benchmarks.bench_scale import Server, verdict
 
 JUDGE_MODEL = "openai/fake-judge"
 """The new judge: a model name the row's study has not used, answered by the same server."""
-RANGE_TAGS = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end")
 
 
 def _judge_changed(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -51,17 +50,16 @@ def _rewritten(root: Path, since: float) -> dict[str, int]:
 
 
 def _expected(row: Path) -> dict[str, int]:
-    """What a judge change makes stale, per asset: each judged step's partitions and every step downstream of one."""
-    from interviewsim_core.pipeline.steps import BY_NAME, STEPS, Partitioning, Trigger
+    """What a judge change makes stale, per asset: each step calling the judges (not the premise judge, a model of its
+    own) and every step downstream of one, all their partitions."""
+    from interviewsim_core.pipeline.steps import BY_NAME, STEPS, Partitioning, Role
 
     cfg = yaml.safe_load((row / "interviewsim.yaml").read_text())
     people = sum(1 for p in Path(cfg["corpus"]).iterdir() if p.is_dir())
     count = {Partitioning.PERSONALITY: people, Partitioning.PERSONALITY_METHOD: people * len(cfg["methods"]),
              Partitioning.NONE: 1}
     present = {p.name.removesuffix(".parquet") for p in Path(cfg["data_root"]).iterdir()}
-    judged = {s.name for s in STEPS if s.trigger is Trigger.JUDGE_CHANGE and s.calls_models and s.name in present
-              and s.name not in ("premise_verdicts", "user_premise_verdicts")}  # the premise judge is its own model
-    reached = set(judged)
+    reached = {s.name for s in STEPS if Role.JUDGES in s.roles and s.name in present}
     for s in STEPS:  # in graph order: a step reading a reached one is reached
         if s.name in present and any(i.step in reached for i in s.inputs):
             reached.add(s.name)
@@ -101,8 +99,7 @@ def measure(row: Path, latency: float) -> dict[str, Any]:
             st = srv.cmd("stats")
             runs = [r for r in ui.runs() if float(r["creationTime"]) >= t0 - 1]
             out["ticks"] = tick_seconds(ui, t0)
-            out["runs"] = [{"status": r["status"], "assets": r["assets"], "sensor": r["tags"].get("dagster/sensor_name"),
-                            "range": tuple(r["tags"].get(k) for k in RANGE_TAGS),
+            out["runs"] = [{"status": r["status"], "sensor": r["tags"].get("dagster/sensor_name"),
                             "materializations": _materializations(ui, r["runId"])} for r in runs]
         out.update(wall=t1 - t0, calls=st["chat"], models=st["models"], rewritten=_rewritten(copy / "product", t0))
     finally:

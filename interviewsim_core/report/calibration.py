@@ -26,6 +26,7 @@ from ..metrics.normalised import NORMALISED_FIELDS
 from ..metrics.statistics import interval_note
 from ..pipeline.tables import from_table
 from ..strategies.calibration import REFERENCE
+from .loading import UNREAD_COLUMNS, read_table
 
 NORMALISED_COLUMNS = ["method", "judge", "metric", "value", *(n for n, _ in NORMALISED_FIELDS), "norm_ci_note"]
 
@@ -65,12 +66,13 @@ def with_lengths(generations: pd.DataFrame) -> pd.DataFrame:
 
 def read_lengths(root) -> pd.DataFrame:
     """``with_lengths`` of the generations under ``root``, each file's texts measured in Arrow as it is read: the
-    report's loader leaves answer text on disk, and the population's answers are never held at once."""
+    report's loader leaves answer text on disk, and the population's answers are never held at once (converting
+    each file to pandas first was 23% of the report's time over 11,000 partitions, issue 43)."""
     def lengths(t: pa.Table) -> pa.Table:
         t = t.filter(pc.is_valid(t["generated"]))
         return t.select(KEYS).append_column("length", pc.cast(pc.utf8_length(t["generated"]), pa.float64()))
 
-    table = _read_reduced(root, "generations", "generated", lengths)
+    table = read_table(root, "generations", UNREAD_COLUMNS - {"generated"}, lengths)
     return pd.DataFrame(columns=[*KEYS, "length"]) if table is None else table.to_pandas()
 
 
@@ -80,22 +82,9 @@ def read_reference_contradictions(root) -> pd.DataFrame:
     def contradictions(t: pa.Table) -> pa.Table:
         return t.filter(pc.and_(pc.equal(t["method"], REFERENCE), pc.equal(t["label"], "Contradiction")))
 
-    table = _read_reduced(root, "factual_consistency", "explanation", contradictions)
+    table = read_table(root, "factual_consistency", UNREAD_COLUMNS - {"explanation"}, contradictions)
     return pd.DataFrame(columns=["personality_id", "method", "qa_id", "judge", "label", "explanation"]) \
         if table is None else from_table(table)
-
-
-def _read_reduced(root, asset: str, column: str, reduce) -> pa.Table | None:
-    """``asset``'s partitions with its text ``column`` (the loader's other skipped columns left on disk), each
-    reduced by ``reduce`` (Arrow table -> table) before the next is read: memory follows the reduction, and no
-    file is converted to pandas (issue 43: 23% of the report's time over 11,000 partitions was that)."""
-    from .loading import UNREAD_COLUMNS, _files
-    from ..dataroot import as_root
-    from ..pipeline.storage import read_arrow
-
-    parts = [reduce(read_arrow(f, UNREAD_COLUMNS - {column})) for f in _files(as_root(root), asset)]
-    parts = [p for p in parts if p.num_rows]
-    return pa.concat_tables(parts, promote_options="permissive") if parts else None
 
 
 def _judged_lengths(cs: pd.DataFrame, generations: pd.DataFrame) -> pd.DataFrame:

@@ -7,6 +7,7 @@ and the section that needs it says "not run".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from ..dataroot import as_root, forget_listings
 from ..pipeline.storage import read_arrow
 from ..pipeline.tables import SCHEMAS, empty_frame, from_table
 
-__all__ = ["REPORT_TABLES", "load_tables", "read_asset"]
+__all__ = ["REPORT_TABLES", "load_tables", "read_asset", "read_table"]
 
 REPORT_TABLES: tuple[str, ...] = (
     "heldout_split", "fact_summary", "mcq_items", "reference_personality", "generations",
@@ -49,30 +50,43 @@ READ_THREADS = 4
 """Partition files read at once: opening and decoding a Parquet file releases the GIL, and the report over 1,000
 personalities reads 73,000 of them (docs/PERFORMANCE.md, "The report at 1,000")."""
 COMPACT_EVERY = 256
-"""Partitions joined into one contiguous table at a time while reading (``read_asset``)."""
+"""Partitions joined into one contiguous table at a time while reading (``read_table``)."""
 
 
-def read_asset(root: Path, asset: str, skip: frozenset[str] = frozenset()) -> pd.DataFrame:
-    """Every partition of ``asset`` under ``root`` as one frame (empty frame with its columns if none),
-    without the ``skip`` columns. The partitions are joined in Arrow and converted to pandas once: one
-    conversion per partition file was most of a report's time over thousands of small ones (issue 43).
-    Every ``COMPACT_EVERY`` partitions, read ``READ_THREADS`` at a time, are copied into one table: a partition of a few
-    rows holds a padded buffer per column, and 7,300 of them held at once made the report over 100 small
+def read_table(root: Path, asset: str, skip: frozenset[str] = frozenset(),
+               reduce: Callable[[pa.Table], pa.Table] | None = None) -> pa.Table | None:
+    """Every partition of ``asset`` under ``root`` joined in Arrow, without the ``skip`` columns, each partition
+    first reduced by ``reduce`` (a filter, a measure of a text the caller does not keep), so memory follows the
+    reduction; None when no partition has a row.
+    Every ``COMPACT_EVERY`` partitions, read ``READ_THREADS`` at a time, are copied into one table: a partition of a
+    few rows holds a padded buffer per column, and 7,300 of them held at once made the report over 100 small
     personalities 189 MB above its imports for 10 MB of frames (75 MB compacted; issue 43).
     A partition written by an older schema gets the newer columns as nulls."""
+    def read(f) -> pa.Table:
+        t = read_arrow(f, skip)
+        return t if reduce is None else reduce(t)
+
     tables: list[pa.Table] = []
     files = _files(as_root(root), asset)
     with ThreadPoolExecutor(READ_THREADS) as pool:  # Parquet decoding releases the GIL
         for i in range(0, len(files), COMPACT_EVERY):
-            batch = [t for t in pool.map(lambda f: read_arrow(f, skip), files[i:i + COMPACT_EVERY]) if t.num_rows]
+            batch = [t for t in pool.map(read, files[i:i + COMPACT_EVERY]) if t.num_rows]
             if batch:
                 tables.append(pa.concat_tables(batch, promote_options="permissive").combine_chunks())
-    if not tables:
-        if asset not in SCHEMAS:
-            return pd.DataFrame()
-        empty = empty_frame(asset)  # the same columns as a read partition: without the skipped ones
-        return empty.drop(columns=[c for c in empty.columns if c in skip])
-    return from_table(pa.concat_tables(tables, promote_options="permissive"))
+    return pa.concat_tables(tables, promote_options="permissive") if tables else None
+
+
+def read_asset(root: Path, asset: str, skip: frozenset[str] = frozenset()) -> pd.DataFrame:
+    """Every partition of ``asset`` under ``root`` as one frame (empty frame with its columns if none),
+    without the ``skip`` columns. The partitions are joined in Arrow (``read_table``) and converted to pandas
+    once: one conversion per partition file was most of a report's time over thousands of small ones (issue 43)."""
+    table = read_table(root, asset, skip)
+    if table is not None:
+        return from_table(table)
+    if asset not in SCHEMAS:
+        return pd.DataFrame()
+    empty = empty_frame(asset)  # the same columns as a read partition: without the skipped ones
+    return empty.drop(columns=[c for c in empty.columns if c in skip])
 
 
 def load_tables(data_root: Path | str, tables: tuple[str, ...] = REPORT_TABLES,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+# Private, as in check_states: Dagster's own rebuild of a check's state, which the stored states must equal.
 from dagster._core.storage.asset_check_state import AssetCheckState, bulk_update_asset_check_state
 
 from interviewsim_dagster import check_states
