@@ -11,7 +11,9 @@ reload until every unpartitioned aggregate (the leaderboard, the report) is re-m
   makes stale: every P x M partition of each judged asset, the per-personality judged assets, and the aggregates;
   nothing the judge does not reach (the generations above all);
 - the calls per model name at the server: only the new judge may be asked;
-- the automation's runs (how many, the most materialisations in one) and its ticks (the longest).
+- the automation's runs (how many, the most materialisations in one) and its ticks (the longest);
+- what the UI shows after it, through GraphQL: every re-made asset fully materialised (none failed or in
+  progress) and FRESH.
 
 Run: ``python -m benchmarks.bench_rescore --row DIR/row_1000 [--latency 0.2]``.
 """
@@ -99,11 +101,24 @@ def measure(row: Path, latency: float) -> dict[str, Any]:
             st = srv.cmd("stats")
             runs = [r for r in ui.runs() if float(r["creationTime"]) >= t0 - 1]
             out["ticks"] = tick_seconds(ui, t0)
+            out["shown"] = _shown(ui, out["expected"])
             out["runs"] = [{"status": r["status"], "sensor": r["tags"].get("dagster/sensor_name"),
                             "materializations": _materializations(ui, r["runId"])} for r in runs]
         out.update(wall=t1 - t0, calls=st["chat"], models=st["models"], rewritten=_rewritten(copy / "product", t0))
     finally:
         srv.close()
+    return out
+
+
+def _shown(ui, expected: dict[str, int]) -> dict[str, Any]:
+    """What the UI shows after the re-score, through GraphQL: each partitioned asset's materialised, failed and
+    in-progress counts (its "% filled"), and each asset's stale status (the green the Catalog shows)."""
+    from interviewsim_core.pipeline.steps import BY_NAME, Partitioning
+
+    out: dict[str, Any] = {}
+    for name in expected:
+        stats = ui.partition_stats(name) if BY_NAME[name].partitioning is not Partitioning.NONE else None
+        out[name] = {"stats": stats, "stale": ui.stale_status(name)["staleStatus"]}
     return out
 
 
@@ -133,6 +148,12 @@ def report(out: dict[str, Any]) -> None:
     by_sensor = sum(1 for r in out["runs"] if r["sensor"])
     print(f"  runs: {len(out['runs'])} ({by_sensor} by the automation), the most materialisations in one "
           f"{max((r['materializations'] for r in out['runs']), default=0):,}; not succeeded: {len(failed)}   {verdict(not failed)}")
+    shown = out["shown"]
+    current = all(v["stale"] == "FRESH" and (v["stats"] is None or (
+        v["stats"]["numMaterialized"] == exp[k] and not v["stats"]["numFailed"] and not v["stats"]["numMaterializing"]))
+        for k, v in shown.items())
+    print(f"  the UI after it (GraphQL): every re-made asset fully materialised, none failed or in progress, and "
+          f"FRESH   {verdict(current)}" + ("" if current else f": {shown}"))
     longest = max(out["ticks"], default=0.0)
     print(f"  automation ticks: {len(out['ticks'])}, longest {longest:.1f} s   target < {TICK_TARGET_S:g} s   "
           f"{verdict(longest < TICK_TARGET_S)}")
