@@ -56,10 +56,6 @@ BACKFILL_QUERY = """query($id: String!) { partitionBackfillOrError(backfillId: $
 """The backfill page's read: its header, then the partition statuses its table shows."""
 BACKFILL_SHOWN = "completed"
 """A text of the backfill's page once its table is there ("100% completed")."""
-TICKS_QUERY = """query($s: SensorSelector!) { sensorOrError(sensorSelector: $s) { ... on Sensor { sensorState {
-    ticks(limit: 200) { status timestamp endTimestamp runIds } } } } }"""
-
-
 def with_method(cfg: dict[str, Any]) -> dict[str, Any]:
     return {**cfg, "methods": [*cfg["methods"], METHOD]}
 
@@ -191,12 +187,9 @@ def report(out: dict[str, Any]) -> None:
 
 def tick_seconds(ui, t0: float) -> list[float]:
     """How long each of the automation sensor's ticks since ``t0`` took (finished ticks only)."""
-    from ui_harness import LOCATION, REPOSITORY  # tests/dagster, on the path once measure() has run
-
     from interviewsim_dagster.defs.evaluate.automation import AUTOMATION_SENSOR
 
-    sel = {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY, "sensorName": AUTOMATION_SENSOR}
-    ticks = ui.gql(TICKS_QUERY, {"s": sel})["sensorOrError"]["sensorState"]["ticks"]
+    ticks = ui.sensor_ticks(AUTOMATION_SENSOR, limit=200)
     return [t["endTimestamp"] - t["timestamp"] for t in ticks if t["endTimestamp"] and t["timestamp"] >= t0 - 1]
 
 

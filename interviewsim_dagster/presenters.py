@@ -134,14 +134,13 @@ def paired_tests_table(tests: pd.DataFrame) -> dg.TableMetadataValue:
 
 def _leaderboard(cfg: EvalConfig, cell: Cell, inputs: dict, df: pd.DataFrame) -> dict[str, object]:
     """The leaderboard inline (every row), the paired tests, and the report's own markdown Table 1."""
-    from interviewsim_core.pipeline.tables import concat_table
     from interviewsim_core.report import build_report, leaderboard_markdown
 
-    scores = concat_table("method_scores", inputs["method_scores"].values())
+    scores = inputs["method_scores"]
     # Only the scores: the first generator's label comes from the configuration (its keys carry none).
     data = build_report(tables={"method_scores": scores}, seed=cfg.seed, coverage_threshold=cfg.coverage_threshold,
                         first_generator=generator_label(cfg.generator))
-    meta: dict[str, object] = {"partitions_read": len(inputs["method_scores"])}
+    meta: dict[str, object] = {"partitions_read": len(scores[["personality_id", "method"]].drop_duplicates())}
     board = data.section("leaderboard")
     if board.status == "ok":
         meta["leaderboard"] = leaderboard_table(board.tables["leaderboard"])

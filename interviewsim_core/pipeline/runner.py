@@ -51,8 +51,8 @@ from ..llm.cache import in_batches
 from .calls import CallRunner, PlannedCall, check_unique_keys, failed_result, run_calls
 from .config import EvalConfig, check_retrieval_embedder
 from .progress import progress_line as _progress_line
-from .steps import BY_NAME, Cell, InputMapping, Partitioning, Step, StepEnv, inputs_for, steps_for
-from .storage import partition_path, read_arrow, read_frame, write_frame
+from .steps import BY_NAME, Cell, Input, InputMapping, Partitioning, Step, StepEnv, inputs_for, steps_for
+from .storage import partition_path, read_arrow, read_frame, read_joined, write_frame
 from ..dataroot import exists
 from .tables import KEY_COLUMNS, concat_table
 
@@ -131,7 +131,16 @@ def stored_inputs(config: EvalConfig, step: Step, cell: Cell, personalities: lis
         if not inp.load:
             continue
         got = frames.setdefault(inp.step, {})
-        for up in upstream_cells(step, cell, BY_NAME[inp.step], inp.mapping, personalities, methods):
+        ups = upstream_cells(step, cell, BY_NAME[inp.step], inp.mapping, personalities, methods)
+        if inp.mapping is InputMapping.ALL:  # thousands of files: read joined (``read_joined``)
+            paths = {up: partition_path(config.data_root, inp.step, up.personality, up.method) for up in ups}
+            present = [up for up in ups if exists(paths[up])]
+            if len(present) < len(ups) and not inp.allow_missing:
+                raise not_materialised(step, inp.step, next(up for up in ups if up not in present))
+            if present:
+                got[present[0]] = read_joined([paths[up] for up in present])
+            continue
+        for up in ups:
             value = read_partition(config, inp.step, up)
             if value is not MISSING:
                 got[up] = value
@@ -541,10 +550,16 @@ class _Run:
         step = self.g.steps[node[0]]
         loads = {i.step: i for i in step.inputs if i.load}
         frames: dict[str, dict[Cell, Any]] = defaultdict(dict)
+        on_disk: dict[str, list[Node]] = defaultdict(list)  # an ALL input's run of partitions in files
         for up in self.g.reads[node]:
             inp = loads.get(up[0])
             if inp is None:
                 continue  # an ordering edge: the step reads the split or the data root itself
+            if inp.mapping is InputMapping.ALL:
+                if self._stored(up, inp, step):
+                    on_disk[up[0]].append(up)
+                    continue
+                self._join_read(frames, on_disk[up[0]])  # keep the partition order
             value = self._external(up) if up in self.g.external else self.done[up]
             if value is ON_DISK:
                 value = read_arrow(partition_path(self.config.data_root, up[0], up[1].personality, up[1].method))
@@ -553,9 +568,32 @@ class _Run:
                     raise not_materialised(step, *up)
                 continue
             frames[up[0]][up[1]] = value
+        for ups in on_disk.values():
+            self._join_read(frames, ups)
         for name, inp in loads.items():
             frames.setdefault(name, {})
         return inputs_for(step, node[1], frames)
+
+    def _stored(self, up: Node, inp: Input, step: Step) -> bool:
+        """True when partition ``up`` of an ALL input is to be read from its file (read apart otherwise); an
+        absent one that ``inp`` requires is an error."""
+        if up not in self.g.external:
+            return self.done[up] is ON_DISK
+        if up in self.done:  # read already, for a partitioned reader
+            return False
+        if exists(partition_path(self.config.data_root, up[0], up[1].personality, up[1].method)):
+            return True
+        if not inp.allow_missing:
+            raise not_materialised(step, *up)
+        return False
+
+    def _join_read(self, frames: dict[str, dict[Cell, Any]], ups: list[Node]) -> None:
+        """Read the files of ``ups`` (consecutive partitions of one ALL input) as one table (``read_joined``)
+        under the first's cell: ``inputs_for`` joins an ALL input's tables in order."""
+        if ups:
+            paths = [partition_path(self.config.data_root, n, c.personality, c.method) for n, c in ups]
+            frames[ups[0][0]][ups[0][1]] = read_joined(paths)
+            ups.clear()
 
     def _external(self, up: Node) -> Any:
         """A partition this run reads but does not make: from the data root, once, kept while read."""

@@ -21,7 +21,8 @@ for an input, per mapping (``Step.inputs`` order):
 * ``SAME``: the upstream table of the same partition;
 * ``PERSONALITY``: a P x M step reading a P step gets its personality's table; a P step reading a
   P x M step gets ``{method: table}`` of the methods present;
-* ``ALL``: ``{Cell: table}`` of every upstream partition present.
+* ``ALL``: one table, every upstream partition present joined in partition order (thousands of
+  partitions held apart cost far more than their rows: ``storage.read_joined``).
 
 An input with ``load=False`` is an ordering edge only (the step reads the split or the data root).
 """
@@ -40,6 +41,7 @@ import pandas as pd
 
 from .calls import PlannedCall, Results
 from .config import EvalConfig, generator_label, judge_identity
+from .tables import concat_table
 
 if TYPE_CHECKING:
     from ..split import HeldOutSplit
@@ -331,10 +333,8 @@ def _plan_training_personality(env, cell, inputs):
 
 def _ps_stability(env, cell, inputs):
     from ..metrics.ps_stability import ps_stability
-    from .tables import concat_table
 
-    return ps_stability(concat_table("reference_personality", inputs["reference_personality"].values()),
-                        concat_table("training_personality", inputs["training_personality"].values()))
+    return ps_stability(inputs["reference_personality"], inputs["training_personality"])
 
 
 def _sft_examples(env, cell, inputs):
@@ -354,12 +354,10 @@ def _sft_dataset(env, cell, inputs):
     from pathlib import Path
 
     from ..finetune import SftRecord, write_sft_records
-    from .tables import from_table
 
     by_person: dict[str, list[SftRecord]] = {}
-    for c, df in sorted(inputs["sft_examples"].items()):
-        df = df if isinstance(df, pd.DataFrame) else from_table(df)  # its file read back (runner.ON_DISK)
-        by_person[c.personality] = [SftRecord(**row) for row in df.to_dict("records")]
+    for row in inputs["sft_examples"].sort_values("personality_id", kind="stable").to_dict("records"):
+        by_person.setdefault(row["personality_id"], []).append(SftRecord(**row))
     return write_sft_records(by_person, Path(env.config.data_root) / FINETUNE_DIR)
 
 
@@ -443,11 +441,9 @@ def _personality_scores(env, cell, inputs):
 
 def _leaderboard(env, cell, inputs):
     from .scoring import build_leaderboard
-    from .tables import concat_table
 
-    scores = concat_table("method_scores", inputs["method_scores"].values())
     cfg = env.config
-    return build_leaderboard(scores, seed=cfg.seed, coverage_threshold=cfg.coverage_threshold,
+    return build_leaderboard(inputs["method_scores"], seed=cfg.seed, coverage_threshold=cfg.coverage_threshold,
                              methods_order=cfg.methods)
 
 
@@ -748,7 +744,7 @@ def inputs_for(step: Step, cell: Cell, done: Mapping[str, Mapping[Cell, Any]]) -
         if i.mapping is InputMapping.SAME:
             out[i.step] = frames[cell]
         elif i.mapping is InputMapping.ALL:
-            out[i.step] = dict(frames)
+            out[i.step] = concat_table(i.step, frames.values())
         elif up.partitioning is Partitioning.PERSONALITY:
             out[i.step] = frames[Cell(cell.personality)]
         else:

@@ -8,14 +8,13 @@ and the section that needs it says "not run".
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 
 from ..dataroot import as_root, forget_listings
-from ..pipeline.storage import read_arrow
+from ..pipeline.storage import read_joined
 from ..pipeline.tables import SCHEMAS, empty_frame, from_table
 
 __all__ = ["REPORT_TABLES", "load_tables", "read_asset", "read_table"]
@@ -46,34 +45,11 @@ def _files(root: Path, asset: str) -> list[Path]:
     return files
 
 
-READ_THREADS = 4
-"""Partition files read at once: opening and decoding a Parquet file releases the GIL, and the report over 1,000
-personalities reads 73,000 of them (docs/PERFORMANCE.md, "The report at 1,000")."""
-COMPACT_EVERY = 256
-"""Partitions joined into one contiguous table at a time while reading (``read_table``)."""
-
-
 def read_table(root: Path, asset: str, skip: frozenset[str] = frozenset(),
                reduce: Callable[[pa.Table], pa.Table] | None = None) -> pa.Table | None:
-    """Every partition of ``asset`` under ``root`` joined in Arrow, without the ``skip`` columns, each partition
-    first reduced by ``reduce`` (a filter, a measure of a text the caller does not keep), so memory follows the
-    reduction; None when no partition has a row.
-    Every ``COMPACT_EVERY`` partitions, read ``READ_THREADS`` at a time, are copied into one table: a partition of a
-    few rows holds a padded buffer per column, and 7,300 of them held at once made the report over 100 small
-    personalities 189 MB above its imports for 10 MB of frames (75 MB compacted; issue 43).
-    A partition written by an older schema gets the newer columns as nulls."""
-    def read(f) -> pa.Table:
-        t = read_arrow(f, skip)
-        return t if reduce is None else reduce(t)
-
-    tables: list[pa.Table] = []
-    files = _files(as_root(root), asset)
-    with ThreadPoolExecutor(READ_THREADS) as pool:  # Parquet decoding releases the GIL
-        for i in range(0, len(files), COMPACT_EVERY):
-            batch = [t for t in pool.map(read, files[i:i + COMPACT_EVERY]) if t.num_rows]
-            if batch:
-                tables.append(pa.concat_tables(batch, promote_options="permissive").combine_chunks())
-    return pa.concat_tables(tables, promote_options="permissive") if tables else None
+    """Every partition of ``asset`` under ``root`` joined in Arrow (``storage.read_joined``: compacted as read,
+    each partition first reduced by ``reduce``), without the ``skip`` columns; None when no partition has a row."""
+    return read_joined(_files(as_root(root), asset), skip, reduce)
 
 
 def read_asset(root: Path, asset: str, skip: frozenset[str] = frozenset()) -> pd.DataFrame:

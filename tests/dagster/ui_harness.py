@@ -416,10 +416,10 @@ class DagsterUI:
         return out
 
     def sensor_ticks(self, sensor: str, limit: int = 50) -> list[dict]:
-        """The sensor's ticks, newest first: id, status, timestamp, run ids."""
+        """The sensor's ticks, newest first: id, status, timestamp, end timestamp (None while running), run ids."""
         data = self.gql(
             """query($s: SensorSelector!, $n: Int) { sensorOrError(sensorSelector: $s) { __typename
-                ... on Sensor { sensorState { ticks(limit: $n) { id status timestamp runIds } } } } }""",
+                ... on Sensor { sensorState { ticks(limit: $n) { id status timestamp endTimestamp runIds } } } } }""",
             {"s": {"repositoryLocationName": LOCATION, "repositoryName": REPOSITORY, "sensorName": sensor}, "n": limit},
         )["sensorOrError"]
         assert data["__typename"] == "Sensor", data

@@ -134,14 +134,55 @@ def test_an_error_cancels_the_batches_still_in_flight(tmp_path):
 def test_a_table_only_the_leaderboard_still_reads_is_read_back_from_its_file_not_held(tmp_path, monkeypatch):
     """Issue 43: once personality_scores has read a method_scores partition, only the leaderboard (unpartitioned)
     still needs it; the runner drops the frame and the leaderboard reads the written file back, so memory does not
-    grow with the population. The leaderboard is the same as a run that writes nothing (frames held throughout)."""
-    read_back: list[str] = []
-    real = runner.read_arrow
-    monkeypatch.setattr(runner, "read_arrow", lambda path, *a: (read_back.append(path.parent.parent.name), real(path, *a))[1])
+    grow with the population. It reads them in one joined read (``storage.read_joined``: thousands of small
+    partitions held apart cost far more than their rows). The leaderboard is the same as a run that writes nothing
+    (frames held throughout)."""
+    read_back: list[list[str]] = []
+    real = runner.read_joined
+    monkeypatch.setattr(runner, "read_joined",
+                        lambda paths, *a: (read_back.append([p.parent.parent.name for p in paths]), real(paths, *a))[1])
     written = run_evaluation(_config(tmp_path / "w"), gateway=ScriptedGateway(), personalities=PIDS, keep=("leaderboard",))
-    assert read_back.count("method_scores") == len(PIDS) * len(METHODS)
+    assert read_back == [["method_scores"] * (len(PIDS) * len(METHODS))]
     read_back.clear()
     held = run_evaluation(_config(tmp_path / "m"), gateway=ScriptedGateway(), personalities=PIDS, keep=("leaderboard",),
                           write=False)
     assert read_back == [] and not (tmp_path / "m" / "method_scores").exists()
     _same_tables(written, held)
+
+
+def test_a_run_over_the_written_partitions_reads_an_all_input_joined_and_skips_the_absent(tmp_path):
+    """A run that only makes the leaderboard (Dagster's global stage) reads every method_scores partition from the
+    data root as one joined table, in partition order, leaving out a method not run for a person (the input allows
+    missing partitions); the recording's ``stored_inputs`` reads the same table. The leaderboard equals the one
+    built from those rows held in memory."""
+    from interviewsim_core.pipeline.runner import cells_of, run_steps, stored_inputs
+    from interviewsim_core.pipeline.scoring import build_leaderboard
+    from interviewsim_core.pipeline.steps import BY_NAME, Cell
+    from interviewsim_core.pipeline.storage import partition_path
+    from interviewsim_core.pipeline.tables import concat_table
+
+    cfg = _config(tmp_path)
+    full = run_evaluation(cfg, gateway=ScriptedGateway(), personalities=PIDS, keep=("method_scores",))["method_scores"]
+    partition_path(tmp_path, "method_scores", PIDS[1], METHODS[0]).unlink()
+    kept = full[~((full["personality_id"] == PIDS[1]) & (full["method"] == METHODS[0]))].reset_index(drop=True)
+    board = BY_NAME["leaderboard"]
+    inputs = stored_inputs(cfg, board, Cell(), PIDS, list(METHODS))
+    pd.testing.assert_frame_equal(inputs["method_scores"], kept, check_dtype=False)
+    made = run_steps(cfg, {"leaderboard": cells_of(board, PIDS, list(METHODS))}, lambda pid: None, PIDS,
+                     list(METHODS), write=False)
+    expected = build_leaderboard(concat_table("method_scores", [kept]), seed=cfg.seed,
+                                 coverage_threshold=cfg.coverage_threshold, methods_order=cfg.methods)
+    pd.testing.assert_frame_equal(made["leaderboard"], expected, check_dtype=False)
+
+
+def test_a_required_all_input_partition_that_is_absent_is_named():
+    """An ALL input that does not allow missing partitions names the first absent one (``stored_inputs``)."""
+    import dataclasses
+
+    from interviewsim_core.pipeline.runner import stored_inputs
+    from interviewsim_core.pipeline.steps import BY_NAME, Cell
+
+    board = BY_NAME["leaderboard"]
+    strict = dataclasses.replace(board, inputs=tuple(dataclasses.replace(i, allow_missing=False) for i in board.inputs))
+    with pytest.raises(FileNotFoundError, match=f"method_scores.*{PIDS[0]}"):
+        stored_inputs(_config("/nonexistent-data-root"), strict, Cell(), PIDS, list(METHODS))
