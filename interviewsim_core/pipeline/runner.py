@@ -52,7 +52,7 @@ from .calls import CallRunner, PlannedCall, check_unique_keys, failed_result, ru
 from .config import EvalConfig, check_retrieval_embedder
 from .progress import progress_line as _progress_line
 from .steps import BY_NAME, Cell, Input, InputMapping, Partitioning, Step, StepEnv, inputs_for, steps_for
-from .storage import partition_path, read_arrow, read_frame, read_joined, write_frame
+from .storage import partition_path, read_frame, read_joined, write_frame
 from ..dataroot import exists
 from .tables import KEY_COLUMNS, concat_table
 
@@ -188,7 +188,8 @@ class _Graph:
     """Partitions read but not made by this run: loaded from the data root (absent: ``MISSING``)."""
     global_readers: dict[Node, int] = field(default_factory=lambda: defaultdict(int))
     """Readers of a node that are unpartitioned steps (the leaderboard reads every ``method_scores``): once only
-    they are left, a written table is dropped from memory and read back from its file (``ON_DISK``)."""
+    they are left, a written table is dropped from memory and read back from its file (``ON_DISK``), which such a
+    step reads through an ALL input (``_Run._join_read``), the only way it reads a partitioned step."""
 
     @classmethod
     def build(cls, steps: list[Step], run: dict[str, list[Cell]], personalities: list[str], methods: list[str],
@@ -561,8 +562,6 @@ class _Run:
                     continue
                 self._join_read(frames, on_disk[up[0]])  # keep the partition order
             value = self._external(up) if up in self.g.external else self.done[up]
-            if value is ON_DISK:
-                value = read_arrow(partition_path(self.config.data_root, up[0], up[1].personality, up[1].method))
             if value is MISSING:
                 if not inp.allow_missing:
                     raise not_materialised(step, *up)
