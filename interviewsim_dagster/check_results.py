@@ -26,18 +26,21 @@ from .run_keys import run_keys, run_partitions_def
 
 def run_frames(context: dg.AssetCheckExecutionContext, loaded: Mapping[str, pd.DataFrame], asset: str,
                asset_def: dg.PartitionsDefinition, data_root: Path | str, *,
-               allow_missing: bool = False) -> dict[str, pd.DataFrame]:
+               allow_missing: bool = False, columns: Collection[str] | None = None) -> dict[str, pd.DataFrame]:
     """A check input's frames for every partition of the run (``run_keys``), keyed as Dagster keys them.
 
     Dagster loads the upstream partitions of the run's own ``context.partition_keys`` only; when the run
     holds more (the job page's backfill), the others are read from the same files the IO manager reads,
-    with its rule: a missing one is an error unless the input allows missing partitions.
+    with its rule: a missing one is an error unless the input allows missing partitions. A check that reads a few
+    columns of its own asset takes no input of it (Dagster would load every column) and reads them all here
+    (``loaded`` empty, ``columns``).
     """
     out = {str(k): v for k, v in loaded.items()}
     run_def = run_partitions_def(context)
     ups = {k if isinstance(asset_def, dg.MultiPartitionsDefinition) else dims_of(run_def, k)[PERSONALITY]
            for k in run_keys(context)}
-    read, _missing = read_partitions(data_root, asset, sorted(ups - set(out)), asset_def, allow_missing=allow_missing)
+    read, _missing = read_partitions(data_root, asset, sorted(ups - set(out)), asset_def, allow_missing=allow_missing,
+                                     columns=columns)
     return {**out, **read}
 
 

@@ -33,6 +33,7 @@ import dagster as dg
 
 from interviewsim_core.pipeline.config import EvalConfig
 from interviewsim_core.pipeline.steps import BY_NAME, Cell, Partitioning, Step
+from interviewsim_core.pipeline.table_summary import summary_of
 
 from . import action_worker
 from .assets_support import CORPUS, LLM
@@ -106,8 +107,8 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
 
     metadata = partition_metadata(cfg, env.split)
 
-    def done(step: Step, cell: Cell, out: Any, inputs) -> None:
-        record(step, cell, metadata(step, cell, out, inputs))
+    def done(step: Step, cell: Cell, out: Any, inputs, written) -> None:
+        record(step, cell, metadata(step, cell, lambda: out, inputs, summary_of(out, written, step.means)))
 
     counts: dict[str, dict[str, float]] = {}
     context.log.info(f"{stage.name}: making {', '.join(s.name for s in selected)} for {len(cells)} partition(s)"
@@ -119,8 +120,8 @@ def _run_stage(context: dg.AssetExecutionContext, cfg: EvalConfig, stage, select
 
         def reported(node, report) -> None:
             step, cell = BY_NAME[node[0]], node[1]
-            out = read_partition(cfg, step.name, cell) if report.in_file else report.out
-            done(step, cell, out, lambda: stored_inputs(cfg, step, cell, *space))
+            out = (lambda: read_partition(cfg, step.name, cell)) if report.in_file else (lambda: report.out)
+            record(step, cell, metadata(step, cell, out, lambda: stored_inputs(cfg, step, cell, *space), report.summary))
             if report.counts is not None:  # this run's step totals: the sum over its own partitions
                 total = counts.setdefault(step.name, dict.fromkeys(PROGRESS_FIELDS, 0))
                 for field in PROGRESS_FIELDS:

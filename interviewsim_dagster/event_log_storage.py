@@ -47,6 +47,14 @@ It also keeps its asset checks' partition states between reads (``check_states``
 none, so every asset page rebuilt each check's state from all its partitions' records, 2.5 s on a P x M asset's
 page at 1,000 personalities (issue 43).
 
+It also stores a batch of materialisations in one transaction per file (``store_event_batch``): a stage run reports
+each of its partitions as an event of its own, and Dagster, with event batching on (``DAGSTER_EVENT_BATCH_SIZE``, which
+this package sets: ``interviewsim_dagster/__init__.py``), hands the storage those of one asset together. Dagster's
+SQLite storage stored them one by one: two transactions each, an inspection of the asset table's columns each, and
+the asset's row rewritten with a second copy of each event, of which only the batch's last stays. Here the run's file
+gets the batch in one statement and the index one transaction holding every event and its tags, then the asset's row
+once, from the batch's last event.
+
 Otherwise as Dagster's: the same files and tables (``dagster.yaml``'s layout under ``DAGSTER_HOME``,
 ``history/runs``), one transaction at a time under the storage's own lock, and Dagster's schema set-up
 on a file's first use. Configured in the repository's ``dagster.yaml`` (``event_log_storage``); an
@@ -65,7 +73,9 @@ from typing import Any
 # Private on purpose, and only here: Dagster exports no public base for an event log storage, and this class
 # is its SQLite one with a few methods changed (_connect, has_table, wipe, dispose). tests/dagster/test_dg_pools.py
 # exercises them against the pinned Dagster, so an upgrade that moves them fails there rather than in a user's run.
+from dagster._core.events import ASSET_EVENTS
 from dagster._core.storage.event_log import SqliteEventLogStorage
+from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
 from dagster._core.storage.sql import create_engine
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from sqlalchemy import event
@@ -154,6 +164,29 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
     def dispose(self) -> None:
         self._dispose_engines()
         super().dispose()
+
+    def store_event_batch(self, events: Any) -> None:
+        """A batch of one run's asset events (a stage run's materialisations of one asset) in one transaction per
+        file (see the module); any other batch one event at a time, as Dagster does.
+
+        The run's file commits first, as in ``store_event``: should the index's transaction then fail, Dagster
+        stores the batch again one event at a time, so the run's log shows those events twice while the index,
+        which the asset pages read, holds each once."""
+        events = list(events)
+        asset_events = all(e.is_dagster_event and e.dagster_event_type in ASSET_EVENTS and e.dagster_event.asset_key
+                           for e in events)
+        if not events or not asset_events or len({e.run_id for e in events}) != 1:
+            super().store_event_batch(events)
+            return
+        rows = [self._event_to_row(e) for e in events]  # each event serialised once, for both files
+        with self.run_connection(events[0].run_id) as conn:
+            conn.execute(SqlEventLogStorageTable.insert(), rows)
+        with self.index_transaction() as conn:
+            ids = [conn.execute(SqlEventLogStorageTable.insert().values(**row)).inserted_primary_key[0] for row in rows]
+            self._store_asset_event_tags(conn, events, ids)
+            latest = {e.dagster_event.asset_key: (e, i) for e, i in zip(events, ids)}  # the last of each asset
+            for event, event_id in latest.values():
+                self._store_asset_event(conn, event, event_id)
 
     def has_table(self, table_name: str) -> bool:  # Dagster's answer, remembered once it is yes (see the module)
         if table_name in self._tables_found:

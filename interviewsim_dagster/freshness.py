@@ -25,8 +25,8 @@ import dagster as dg
 from interviewsim_core.dataroot import exists
 from interviewsim_core.pipeline.steps import BY_NAME
 from interviewsim_core.pipeline.storage import partition_path
+from interviewsim_core.pipeline.table_summary import FAILED_CALLS
 
-from .batching import FAILED_CALLS
 from .defs.corpus.partitions import METHOD, PERSONALITY, dims_of, pxm_key
 from .defs.corpus.sources import DATA_VERSION_TAG
 from .versioning import SPLIT_VERSION, transcripts_changed

@@ -19,7 +19,7 @@ written once for one partition or many.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import NoReturn
@@ -57,8 +57,9 @@ def partition_path(
 
 
 def read_partitions(root: Path | str, asset: str, keys, partitions_def: dg.PartitionsDefinition | None, *,
-                    allow_missing: bool) -> tuple[dict[str, pd.DataFrame], list[str]]:
-    """The frames of ``asset``'s partitions ``keys`` that exist, and the keys without a file.
+                    allow_missing: bool, columns: Collection[str] | None = None) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """The frames of ``asset``'s partitions ``keys`` that exist (only ``columns``, when given), and the keys
+    without a file.
 
     Raises:
         FileNotFoundError: a partition has no file and ``allow_missing`` is off (``ALLOW_MISSING``).
@@ -68,7 +69,7 @@ def read_partitions(root: Path | str, asset: str, keys, partitions_def: dg.Parti
     for key in keys:
         path = partition_path(root, asset, key, partitions_def)
         if exists(path):
-            out[key] = read_frame(path)
+            out[key] = read_frame(path, columns=columns)
         else:
             missing.append(key)
     if missing and not allow_missing:

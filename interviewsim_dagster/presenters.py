@@ -1,7 +1,7 @@
-"""What the UI shows for a step beyond the generic table metadata (``batching.table_metadata``).
+"""What the UI shows for a step beyond its table's summary (``table_summary``, ``batching.summary_metadata``).
 
-One function per step that has more to say, ``(config, cell, inputs, output) -> metadata``, called
-by the factory for every partition it materialises: the premise judge's headline numbers, which
+One function per step that has more to say, ``(config, cell, inputs, output) -> metadata`` (``inputs()`` reads
+the partition's inputs), called by the recording for every partition a stage run makes: the premise judge's headline numbers, which
 methods a per-personality summary covers, the leaderboard's report tables, the report's sections.
 
 Why the leaderboard and the paired tests are ``MetadataValue.table`` values and not only markdown:
@@ -26,6 +26,9 @@ from interviewsim_core.pipeline.steps import Cell
 from .batching import preview_markdown
 
 _CLUSTER_ROWS = 15
+Inputs = Callable[[], dict]
+"""A partition's inputs, read when called: only the leaderboard's headline needs them, and the recording of a
+partition the action's worker made reads them back from the data root (``runner.stored_inputs``)."""
 
 
 def _md(frame: pd.DataFrame, rows: int = 20) -> str:
@@ -58,16 +61,22 @@ def premise_metadata(df: pd.DataFrame) -> dict[str, object]:
     }
 
 
-def _premise(cfg: EvalConfig, cell: Cell, inputs: dict, df: pd.DataFrame) -> dict[str, object]:
+def _premise(cfg: EvalConfig, cell: Cell, inputs: Inputs, df: pd.DataFrame) -> dict[str, object]:
     return premise_metadata(df)
 
 
-def _user_premise(cfg: EvalConfig, cell: Cell, inputs: dict, df: pd.DataFrame) -> dict[str, object]:
+def _user_premise(cfg: EvalConfig, cell: Cell, inputs: Inputs, df: pd.DataFrame) -> dict[str, object]:
     return {**premise_metadata(df), "source": dg.MetadataValue.path(str(cfg.premise_conclusions))}
 
 
-def _personality_scores(cfg: EvalConfig, cell: Cell, inputs: dict, df: pd.DataFrame) -> dict[str, object]:
-    got = inputs["method_scores"]
+def _personality_scores(cfg: EvalConfig, cell: Cell, inputs: Inputs, df: pd.DataFrame) -> dict[str, object]:
+    """Which configured methods have a ``method_scores`` partition for the personality: its file, looked for
+    without reading it (the recording of ``interviewsim run`` read every method's table back for this, 7% of
+    the command's time at 100 personalities)."""
+    from interviewsim_core.dataroot import exists
+    from interviewsim_core.pipeline.storage import partition_path
+
+    got = {m for m in cfg.methods if exists(partition_path(cfg.data_root, "method_scores", cell.personality, m))}
     return {"methods_present": [m for m in cfg.methods if m in got],
             "methods_missing": [m for m in cfg.methods if m not in got]}
 
@@ -132,11 +141,11 @@ def paired_tests_table(tests: pd.DataFrame) -> dg.TableMetadataValue:
     ]))
 
 
-def _leaderboard(cfg: EvalConfig, cell: Cell, inputs: dict, df: pd.DataFrame) -> dict[str, object]:
+def _leaderboard(cfg: EvalConfig, cell: Cell, inputs: Inputs, df: pd.DataFrame) -> dict[str, object]:
     """The leaderboard inline (every row), the paired tests, and the report's own markdown Table 1."""
     from interviewsim_core.report import build_report, leaderboard_markdown
 
-    scores = inputs["method_scores"]
+    scores = inputs()["method_scores"]
     # Only the scores: the first generator's label comes from the configuration (its keys carry none).
     data = build_report(tables={"method_scores": scores}, seed=cfg.seed, coverage_threshold=cfg.coverage_threshold,
                         first_generator=generator_label(cfg.generator))
@@ -200,12 +209,12 @@ def report_metadata(data, paths) -> dict[str, object]:
     }
 
 
-def _report(cfg: EvalConfig, cell: Cell, inputs: dict, out: Any) -> dict[str, object]:
+def _report(cfg: EvalConfig, cell: Cell, inputs: Inputs, out: Any) -> dict[str, object]:
     data, paths = out
     return report_metadata(data, paths)
 
 
-PRESENTERS: dict[str, Callable[[EvalConfig, Cell, dict, Any], dict[str, object]]] = {
+PRESENTERS: dict[str, Callable[[EvalConfig, Cell, Inputs, Any], dict[str, object]]] = {
     "premise_verdicts": _premise,
     "user_premise_verdicts": _user_premise,
     "personality_scores": _personality_scores,

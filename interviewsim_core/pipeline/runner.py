@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from ..errors import ConfigError
 from ..factories import embedding_cache_dir, make_embedder, make_gateway
@@ -52,7 +53,7 @@ from .calls import CallRunner, PlannedCall, check_unique_keys, failed_result, ru
 from .config import EvalConfig, check_retrieval_embedder
 from .progress import progress_line as _progress_line
 from .steps import BY_NAME, Cell, Input, InputMapping, Partitioning, Step, StepEnv, inputs_for, steps_for
-from .storage import partition_path, read_frame, read_joined, write_frame
+from .storage import partition_path, read_frame, read_joined, write_table
 from ..dataroot import exists
 from .tables import KEY_COLUMNS, concat_table
 
@@ -100,10 +101,11 @@ def cells_of(step: Step, personalities: list[str], methods: list[str]) -> list[C
     return [Cell(p, m) for p in personalities for m in methods]
 
 
-def write_partition(step: Step, cell: Cell, df: pd.DataFrame, root: Path) -> Path:
-    """Write one partition (empty ones too, so a reader sees it ran); P x M partitions sorted by key."""
+def write_partition(step: Step, cell: Cell, df: pd.DataFrame, root: Path) -> pa.Table:
+    """Write one partition (empty ones too, so a reader sees it ran); P x M partitions sorted by key. Returns the
+    table as written (``storage.write_table``)."""
     keys = KEY_COLUMNS[step.name] if step.partitioning is Partitioning.PERSONALITY_METHOD else ()
-    return write_frame(df, step.name, partition_path(root, step.name, cell.personality, cell.method), sort_by=keys)
+    return write_table(df, step.name, partition_path(root, step.name, cell.personality, cell.method), sort_by=keys)
 
 
 def upstream_cells(step: Step, cell: Cell, up: Step, mapping: InputMapping, personalities: list[str],
@@ -280,8 +282,9 @@ def _no_split(pid: str) -> HeldOutSplit:
     raise RuntimeError(f"the curation of {pid} read a split: it writes the document the split is made from")
 
 
-PartitionDone = Callable[[Step, Cell, Any, Callable[[], dict[str, Any]]], None]
-"""``(step, cell, output, inputs)`` after a partition is made (and written): ``inputs()`` gives what it read."""
+PartitionDone = Callable[[Step, Cell, Any, Callable[[], dict[str, Any]], "pa.Table | None"], None]
+"""``(step, cell, output, inputs, written)`` after a partition is made (and written): ``inputs()`` gives what it
+read, ``written`` the Arrow table its file holds (``None`` when the run writes no table for it)."""
 
 
 def run_steps(
@@ -614,10 +617,11 @@ class _Run:
     def _finish(self, node: Node, frame: Any) -> None:
         name, cell = node
         step = self.g.steps[name]
+        written = None
         if self.write and not step.writes_files:
-            write_partition(step, cell, frame, self.config.data_root)
+            written = write_partition(step, cell, frame, self.config.data_root)
         if self.on_partition is not None:
-            self.on_partition(step, cell, frame, lambda: self._inputs(node))
+            self.on_partition(step, cell, frame, lambda: self._inputs(node), written)
         self.done[node] = frame if self.g.left[node] else None
         if self._on_disk_from_now(node):
             self.done[node] = ON_DISK

@@ -41,20 +41,22 @@ meanwhile waits at most that long."""
 
 @dataclass
 class Report:
-    """What the worker says of one partition it wrote: the step's output, from which the run recording it
-    computes the partition's metadata (``interviewsim_dagster.recording.partition_metadata``, in the
-    command's process: here it held back the calls, 4-10 ms a table), and its calls
-    (``runner.PROGRESS_FIELDS``: planned, answered, cached, ...; ``None`` for a step that calls no
-    model), which each run sums into its steps' totals.
+    """What the worker says of one partition it wrote: the step's output, its calls (``runner.PROGRESS_FIELDS``:
+    planned, answered, cached, ...; ``None`` for a step that calls no model), which each run sums into its
+    steps' totals, and the summary of its table (``table_summary``), which the run recording it turns into
+    the partition's metadata (``interviewsim_dagster.recording``).
 
     A table written to its Parquet file is not sent (``in_file``, ``out`` is ``None``): the run recording it
-    reads the file (``runner.read_partition``). The worker runs ahead of the recording, and the frames sent
-    through the pipe were held by the command until recorded: 5.4 GB and growing at 1,000 small personalities
-    (issue 43)."""
+    reads the file (``runner.read_partition``) only when its metadata needs more than the summary (a step's
+    presenter). The worker runs ahead of the recording, and the frames sent through the pipe were held by the
+    command until recorded: 5.4 GB and growing at 1,000 small personalities (issue 43). The summary is small
+    and computed here from the Arrow table just written: reading the file back, converting it to pandas and
+    summarising it there cost the command about 9.5 ms a partition, more than this process spent making it."""
 
     out: Any
     counts: dict[str, float] | None = None
     in_file: bool = False
+    summary: dict[str, Any] | None = None
 
 
 STOP_GRACE_S = 20.0
@@ -204,6 +206,7 @@ def _work(cfg_json: str, nodes: dict[str, list[tuple]], files: dict[str, str], p
     from .config import EvalConfig
     from .runner import PROGRESS_EVERY_S, load_split, run_steps
     from .steps import BY_NAME, Cell
+    from .table_summary import summary_of
 
     cfg = EvalConfig.model_validate_json(cfg_json)
     run = {step: [Cell(*c) for c in cells] for step, cells in nodes.items()}
@@ -214,10 +217,11 @@ def _work(cfg_json: str, nodes: dict[str, list[tuple]], files: dict[str, str], p
         gateway = process_gateway(cfg.effective_cache_path, cfg.cache_url)
     per_node: dict[tuple[str, Cell], dict[str, float]] = {}
 
-    def done(step, cell: Cell, out: Any, inputs) -> None:
+    def done(step, cell: Cell, out: Any, inputs, written) -> None:
         mine = per_node.pop((step.name, cell), None)
         in_file = not step.writes_files
-        say("done", step.name, tuple(cell), Report(None if in_file else out, mine if step.calls_models else None, in_file))
+        say("done", step.name, tuple(cell), Report(None if in_file else out, mine if step.calls_models else None, in_file,
+                                                   summary_of(out, written, step.means)))
 
     # Only the progress lines go to the command (it prints them): not the scheduler's line per personality
     # done, a thousand lines at the paper's scale.

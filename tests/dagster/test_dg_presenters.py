@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interviewsim_dagster.batching import preview_table, table_metadata
+from interviewsim_core.pipeline.table_summary import summary_of
+from interviewsim_dagster.batching import summary_metadata
 from interviewsim_dagster.presenters import leaderboard_table, paired_tests_table
 
 
@@ -38,9 +39,9 @@ def test_the_paired_tests_table_keeps_small_p_values_readable():
 
 def test_previews_and_means_round_but_the_frame_keeps_full_precision():
     board = _board()
-    meta = table_metadata(board.assign(score=[1.111742424242424]), means=["score"])
+    meta = summary_metadata(summary_of(board.assign(score=[1.111742424242424]), None, means=["score"]))
     assert meta["mean_score"] == 1.112
-    assert preview_table(board).records[0].data["value"] == 1.112
+    assert meta["preview"].records[0].data["value"] == 1.112
     assert board["value"].iloc[0] == 1.111742424242424
 
 

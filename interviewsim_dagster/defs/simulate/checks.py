@@ -62,9 +62,8 @@ def build_checks(generations: AssetTarget, cfg: EvalConfig) -> list[dg.AssetChec
         partitions_def=pxm,
         description="Exactly one generation row per held-out question, no extra and none missing.",
     )
-    def one_per_question(context: dg.AssetCheckExecutionContext, generations: dict,
-                         corpus: CorpusResource):
-        generations = run_frames(context, generations, "generations", pxm, cfg.data_root)
+    def one_per_question(context: dg.AssetCheckExecutionContext, corpus: CorpusResource):
+        generations = run_frames(context, {}, "generations", pxm, cfg.data_root, columns=["qa_id"])
         problems: list[dict] = []
         failing: list[str] = []
         for key, pid, method in cells(context, pxm):
@@ -90,8 +89,8 @@ def build_checks(generations: AssetTarget, cfg: EvalConfig) -> list[dg.AssetChec
         description="Wiki/Wiki-Long had a profile to send (a blank one is warned about, not passed off as Simple); "
         "counts the rows whose long profile was cut to the paper's 10,000 characters.",
     )
-    def profile_context(context: dg.AssetCheckExecutionContext, generations: dict):
-        generations = run_frames(context, generations, "generations", pxm, cfg.data_root)
+    def profile_context(context: dg.AssetCheckExecutionContext):
+        generations = run_frames(context, {}, "generations", pxm, cfg.data_root, columns=["context_state"])
         blank, truncated, failing = [], 0, []
         for key, pid, method in cells(context, pxm):
             df = generations.get(key)

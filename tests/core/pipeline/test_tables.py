@@ -131,9 +131,11 @@ def test_a_personality_method_partition_is_written_in_key_order(tmp_path):
     row = {c: None for c in SCHEMAS["content_similarity"].names}
     rows = [{**row, "personality_id": "P", "method": "m", "judge": j, "qa_id": q, "raw_output": tag}
             for j, q, tag in (("b", "q1", "1"), ("a", "q2", "2"), ("a", None, "3"), ("a", "q10", "4"), ("a", "q2", "5"))]
-    path = write_partition(BY_NAME["content_similarity"], Cell("P", "m"), pd.DataFrame(rows), tmp_path)
+    written = write_partition(BY_NAME["content_similarity"], Cell("P", "m"), pd.DataFrame(rows), tmp_path)
+    path = partition_path(tmp_path, "content_similarity", "P", "m")
     assert read_frame(path)["raw_output"].tolist() == ["4", "2", "5", "3", "1"]  # a/q10, a/q2 (twice, in order), a/null, b
+    assert written.equals(pq.read_table(path))  # the table returned is the file's (its summary is computed from it)
     atomic = {c: None for c in SCHEMAS["atomic_items"].names}
     given = pd.DataFrame([{**atomic, "personality_id": "P", "qa_id": q} for q in ("q2", "q1")])
-    path = write_partition(BY_NAME["atomic_items"], Cell("P"), given, tmp_path)
-    assert read_frame(path)["qa_id"].tolist() == ["q2", "q1"]
+    write_partition(BY_NAME["atomic_items"], Cell("P"), given, tmp_path)
+    assert read_frame(partition_path(tmp_path, "atomic_items", "P"))["qa_id"].tolist() == ["q2", "q1"]
