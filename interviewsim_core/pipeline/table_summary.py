@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -134,8 +135,8 @@ def preview(table: pa.Table, rows: int = PREVIEW_ROWS) -> Preview:
 def cell_text(value: Any) -> str:
     """A value as one short line of a table: lists joined with commas, whitespace collapsed, ``|`` escaped
     (markdown tables), cut to ``PREVIEW_CELL`` characters; missing as empty."""
-    if isinstance(value, (list, tuple)) or hasattr(value, "tolist") and not isinstance(value, str):
-        value = ", ".join(str(v) for v in (value.tolist() if hasattr(value, "tolist") else value))
+    if isinstance(value, (list, tuple, np.ndarray)):  # an ndarray: a list column of a frame read from Parquet
+        value = ", ".join(str(v) for v in value)
     missing = value is None or (isinstance(value, float) and math.isnan(value))
     text = "" if missing else str(value)
     text = " ".join(text.split()).replace("|", "\\|")
@@ -146,10 +147,8 @@ def _count_equal(column: pa.ChunkedArray, value: str) -> int:
     return int(pc.sum(pc.equal(column, value)).as_py() or 0)
 
 
-def _numbers(column: pa.ChunkedArray):
+def _numbers(column: pa.ChunkedArray) -> np.ndarray:
     """A column's numbers as floats, without missing ones and NaN (an empty array when it holds none)."""
-    import numpy as np
-
     if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_boolean(column.type)):
         return np.array([], dtype=float)
     values = pc.cast(column, pa.float64()).to_numpy()

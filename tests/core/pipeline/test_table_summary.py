@@ -54,3 +54,13 @@ def test_an_empty_table_and_a_non_table_output():
     meta = summarise(_generations(0))
     assert meta["rows"] == 0 and meta["model_rows"] == 0 and meta["preview"].rows == () and "label_counts" not in meta
     assert summary_of(("report", "paths"), None) is None
+
+
+def test_a_cell_of_a_frame_reads_as_one_short_line():
+    import numpy as np
+
+    from interviewsim_core.pipeline.table_summary import cell_text
+
+    assert cell_text(np.array(["q1", "q2"], dtype=object)) == "q1, q2" and cell_text(["a"]) == "a"
+    assert cell_text(np.float64(0.5)) == "0.5" and cell_text(None) == "" and cell_text(float("nan")) == ""
+    assert cell_text("a |\n b") == "a \\| b"

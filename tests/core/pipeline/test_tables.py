@@ -139,3 +139,9 @@ def test_a_personality_method_partition_is_written_in_key_order(tmp_path):
     given = pd.DataFrame([{**atomic, "personality_id": "P", "qa_id": q} for q in ("q2", "q1")])
     write_partition(BY_NAME["atomic_items"], Cell("P"), given, tmp_path)
     assert read_frame(partition_path(tmp_path, "atomic_items", "P"))["qa_id"].tolist() == ["q2", "q1"]
+
+
+def test_a_reader_of_a_few_columns_gets_only_those_the_file_has(tmp_path):
+    """``read_frame(columns=)``: a check of call statuses reads those columns, not the whole partition (issue 43)."""
+    path = write_frame(empty_frame("generations"), "generations", tmp_path / "g.parquet")
+    assert list(read_frame(path, columns=["status", "qa_id", "not_a_column"]).columns) == ["qa_id", "status"]
