@@ -33,3 +33,20 @@ def test_no_line_when_every_output_was_valid_at_once(tmp_path):
     _write(tmp_path, "generations", "P", "simple", {"status": ["ok"], "attempts": [1]})
     assert not [line for line in RunSummary(validity=validity_counts(tmp_path, ["P"], ["simple"])).lines()
                 if "first attempt" in line]
+
+
+def test_the_counts_join_every_covered_partition_and_leave_out_an_unreadable_file(tmp_path):
+    """The summary reads each table's partitions joined (issue 43): partitions of another personality or method are
+    not counted, a file it cannot read is left out and the others still count."""
+    from interviewsim_cli.outcome import status_counts
+
+    _write(tmp_path, "generations", "A", "simple", {"status": ["ok"], "attempts": [1]})
+    partition_path(tmp_path, "generations", "A", "simple").write_bytes(b"not parquet")  # the first file read
+    _write(tmp_path, "generations", "P", "simple", {"status": ["ok", "invalid"], "attempts": [1, 3]})
+    _write(tmp_path, "generations", "Q", "simple", {"status": ["failed"], "attempts": [2]})
+    _write(tmp_path, "generations", "P", "wiki", {"status": ["ok"], "attempts": [1]})  # not covered
+    _write(tmp_path, "generations", "R", "simple", {"status": ["ok"], "attempts": [1]})
+    partition_path(tmp_path, "generations", "R", "simple").write_bytes(b"not parquet")
+    counts = status_counts(tmp_path, ["A", "P", "Q", "R"], ["simple"])
+    assert counts["generations"] == {"ok": 1, "invalid": 1, "failed": 1}
+    assert validity_counts(tmp_path, ["A", "P", "Q", "R"], ["simple"])["generations"] == {"first": 1, "valid": 1, "outputs": 3}
