@@ -102,10 +102,13 @@ def test_failed_write_keeps_the_old_file(tmp_path):
 
 def test_partitions_are_zstd_without_text_statistics_and_every_reader_reads_them(tmp_path):
     """Storage (issue 13): zstd instead of snappy, no min/max copies of free text in the footer; pandas,
-    pyarrow, the project's reader and DuckDB (what the README tells users to query with) read the files."""
+    pyarrow, the project's reader and DuckDB (what the README tells users to query with) read the files.
+    A table of a few short rows is written with snappy (``SMALL_TABLE_BYTES``, issue 43)."""
     import duckdb
 
-    long_text = "we brought the wheat in before the rain, every single year. " * 20
+    from interviewsim_core.pipeline.storage import SMALL_TABLE_BYTES
+
+    long_text = "we brought the wheat in before the rain, every single year. " * 80
     row = {c: None for c in SCHEMAS["generations"].names}
     row.update(personality_id="P", method="m", qa_id="q1", question="why?", generated=long_text, status="ok",
                raw_output=long_text, attempts=1, cache_hit=False, prompt_tokens=1, completion_tokens=1, cost_usd=0.0)
@@ -120,6 +123,11 @@ def test_partitions_are_zstd_without_text_statistics_and_every_reader_reads_them
     assert pd.read_parquet(path)["qa_id"].tolist() == ["q1", "q2"]
     got = duckdb.sql(f"select qa_id, generated from '{tmp_path}/generations/*/*.parquet' order by qa_id").fetchall()
     assert got == [("q1", long_text), ("q2", long_text[::-1])]
+    small = df.assign(generated="short", raw_output="short")
+    assert to_table(small, "generations").nbytes < SMALL_TABLE_BYTES <= to_table(df, "generations").nbytes
+    small_path = write_frame(small, "generations", partition_path(tmp_path, "generations", "P", "s"))
+    assert pq.ParquetFile(small_path).metadata.row_group(0).column(0).compression == "SNAPPY"
+    assert read_frame(small_path)["generated"].tolist() == ["short", "short"]
 
 
 def test_a_personality_method_partition_is_written_in_key_order(tmp_path):
