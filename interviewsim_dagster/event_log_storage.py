@@ -71,8 +71,10 @@ from collections.abc import Iterator
 from typing import Any
 
 # Private on purpose, and only here: Dagster exports no public base for an event log storage, and this class
-# is its SQLite one with a few methods changed (_connect, has_table, wipe, dispose). tests/dagster/test_dg_pools.py
-# exercises them against the pinned Dagster, so an upgrade that moves them fails there rather than in a user's run.
+# is its SQLite one with a few methods changed (_connect, has_table, wipe, dispose, store_event_batch, which writes
+# Dagster's own event table and picks the events its store_event mirrors in the index: ASSET_EVENTS).
+# tests/dagster/test_dg_pools.py and test_event_batch.py exercise them against the pinned Dagster, so an upgrade
+# that moves them fails there rather than in a user's run.
 from dagster._core.events import ASSET_EVENTS
 from dagster._core.storage.event_log import SqliteEventLogStorage
 from dagster._core.storage.event_log.schema import SqlEventLogStorageTable

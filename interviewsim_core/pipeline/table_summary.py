@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -99,8 +100,6 @@ def summary_of(out: Any, written: pa.Table | None, means: Sequence[str] = ()) ->
     its output when that is a frame (a step writing files of its own); ``None`` for any other output."""
     if written is not None:
         return summarise(written, means)
-    import pandas as pd
-
     if isinstance(out, pd.DataFrame):
         return summarise(pa.Table.from_pandas(out, preserve_index=False), means)
     return None
