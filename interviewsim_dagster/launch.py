@@ -67,6 +67,8 @@ class RunOutcome:
     materializations: int
     checks_passed: int
     checks_failed: list[str] = field(default_factory=list)
+    step_failures: list[str] = field(default_factory=list)
+    """``step KEY failed: message`` of each failed step, the step's own exception (Dagster's wrapper peeled off)."""
 
 
 JOB_DESCRIPTIONS = {
@@ -230,7 +232,7 @@ def _run_in_turn(defs, instance, i: int, n: int, spec: RunSpec, tags: dict[str, 
     if not result.success and _interrupted(result):
         raise KeyboardInterrupt(f"interrupted during {spec.describe()}")
     outcome = _outcome(spec, result, time.perf_counter() - t0)
-    _say_outcome(progress, "      ", outcome, result)
+    _say_outcome(progress, "      ", outcome)
     return outcome
 
 
@@ -271,22 +273,24 @@ def _record_side_by_side(defs, instance, specs, progress, run_config, tags: dict
 
     from . import action_worker
 
-    results: dict[int, tuple[Any, float]] = {}
+    results: dict[int, RunOutcome | tuple[BaseException, float]] = {}
     threads: list[threading.Thread] = []
 
     def one(k: int, spec: RunSpec, token: str) -> None:
+        """One run, kept as its outcome only: a run's result holds every event of the run, and holding the results
+        of an action's hundreds of runs until the last ended grew the command to 2.4 GB at 1,000 personalities."""
         t0 = time.perf_counter()
         try:
             result: Any = defs.resolve_job_def(spec.job).execute_in_process(
                 instance=instance, asset_selection=list(spec.assets),
                 tags={**tags, **range_tags(spec), **owner_tags(), **action_worker.run_tag(worker, token)},
                 run_config=run_config, raise_on_error=False)
+            results[k] = _outcome(spec, result, time.perf_counter() - t0)
         except BaseException as exc:  # noqa: BLE001 - reported as this run's failure below
-            result = exc
+            results[k] = (exc, time.perf_counter() - t0)
         finally:
             worker.started(token)  # a run that ended before its body must not hold back the next one
             worker.recorded(token)
-        results[k] = (result, time.perf_counter() - t0)
 
     tokens = [f"{i}/{len(specs)} {spec.job}" + (f" ({k})" if sum(r[0] == i for r in runs) > 1 else "")
               for k, (i, spec) in enumerate(runs)]
@@ -329,16 +333,16 @@ def _record_side_by_side(defs, instance, specs, progress, run_config, tags: dict
             raise
     outcomes: list[RunOutcome] = []
     for k, (i, spec) in enumerate(runs):
-        result, seconds = results[k]
-        if isinstance(result, BaseException):
-            if isinstance(result, KeyboardInterrupt):
-                raise result
-            progress(f"[{i}/{len(specs)}] {spec.job} FAILED before its run could start: {result}")
+        outcome = results[k]
+        if isinstance(outcome, tuple):
+            exc, seconds = outcome
+            if isinstance(exc, KeyboardInterrupt):
+                raise exc
+            progress(f"[{i}/{len(specs)}] {spec.job} FAILED before its run could start: {exc}")
             outcomes.append(RunOutcome(spec, "", False, seconds, 0, 0, []))
             continue
-        outcome = _outcome(spec, result, seconds)
         outcomes.append(outcome)
-        _say_outcome(progress, f"[{i}/{len(specs)}] {spec.job} ", outcome, result)
+        _say_outcome(progress, f"[{i}/{len(specs)}] {spec.job} ", outcome)
     return outcomes
 
 
@@ -516,20 +520,15 @@ def _recording_order(runs: Sequence[tuple[int, RunSpec]], tokens: Sequence[str],
             for k, (i_k, _spec) in enumerate(runs)}
 
 
-def _say_outcome(progress: Callable[[str], None], head: str, outcome: RunOutcome, result) -> None:
+def _say_outcome(progress: Callable[[str], None], head: str, outcome: RunOutcome) -> None:
     """One run's line (status, time, materialisations, checks), and its failed steps' messages."""
     status = "ok" if outcome.success else "FAILED"
     checks = f", checks {outcome.checks_passed} passed" + (
         f", {len(outcome.checks_failed)} failed: {', '.join(outcome.checks_failed)}" if outcome.checks_failed else "")
     progress(f"{head}{status} in {outcome.seconds:.1f} s: {outcome.materializations} partition "
              f"materialisation(s){checks} (run {outcome.run_id[:8]})")
-    if not outcome.success:
-        for ev in result.all_events:
-            if ev.is_step_failure:
-                error = ev.step_failure_data.error
-                while error.cause is not None:  # Dagster's wrapper first, the step's own exception last
-                    error = error.cause
-                progress(f"      step {ev.step_key} failed: {error.message.strip()}")
+    for failure in outcome.step_failures:
+        progress(f"      {failure}")
 
 
 def _quiet() -> None:
@@ -626,8 +625,15 @@ def _outcome(spec: RunSpec, result, seconds: float) -> RunOutcome:
                 passed += 1
             else:
                 failed.append(f"{data.asset_key.to_user_string()}:{data.check_name}")
+    steps: list[str] = []
+    for ev in result.all_events if not result.success else ():
+        if ev.is_step_failure:
+            error = ev.step_failure_data.error
+            while error.cause is not None:  # Dagster's wrapper first, the step's own exception last
+                error = error.cause
+            steps.append(f"step {ev.step_key} failed: {error.message.strip()}")
     # Checks record one verdict per partition (``check_results``): name each failing check once.
-    return RunOutcome(spec, result.run_id, result.success, seconds, n_mat, passed, list(dict.fromkeys(failed)))
+    return RunOutcome(spec, result.run_id, result.success, seconds, n_mat, passed, list(dict.fromkeys(failed)), steps)
 
 
 def register_personalities(instance: dg.DagsterInstance, corpus: str) -> tuple[list[str], list[str], list[str]]:

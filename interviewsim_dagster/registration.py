@@ -65,7 +65,8 @@ def _candidates(corpus: Path) -> list[Path]:
     return [s / DOCUMENT_NAME if (s / DOCUMENT_NAME).is_file() else s for s in subs]
 
 
-def _fingerprint(path: Path) -> str:
+def file_fingerprint(path: Path) -> str:
+    """A file's modification time and size, or "missing": what tells a changed document without reading it."""
     try:
         st = os.stat(path)
     except OSError:
@@ -102,7 +103,7 @@ def _scan(corpus: Path, previous: dict[str, FileState]) -> ScanResult:
         return result
     owners: dict[str, tuple[str, str]] = {}
     for path in _candidates(corpus):
-        fp = _fingerprint(path)
+        fp = file_fingerprint(path)
         state = previous.get(str(path))
         if state is None or state.fingerprint != fp:
             state = _validate(path, fp)

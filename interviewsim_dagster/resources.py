@@ -19,12 +19,11 @@ from pydantic import PrivateAttr
 
 from interviewsim_core.pipeline.config import EvalConfig
 
-from .registration import scan_corpus
+from .registration import file_fingerprint, scan_corpus
 
 if TYPE_CHECKING:
     from interviewsim_core.embeddings import Embedder
     from interviewsim_core.pipeline.steps import StepEnv
-    from interviewsim_core.schema import PreparedInput
     from interviewsim_core.split import HeldOutSplit
 
 
@@ -61,47 +60,48 @@ class CorpusResource(dg.ConfigurableResource):
         """Valid personalities and the problems of invalid files (see ``registration.scan_corpus``)."""
         return scan_corpus(self.path)
 
-    def document(self, personality_id: str) -> PreparedInput:
-        return _documents(self.path, _corpus_fingerprint(self.path))[personality_id]
-
     def split(self, personality_id: str) -> HeldOutSplit:
         """The held-out split of one personality; cached per process, as every asset of a run needs it."""
-        return _split(self.path, _corpus_fingerprint(self.path), personality_id)
+        file, fingerprint = _document_file(self.path, personality_id)
+        return _split(file, fingerprint, personality_id)
 
 
-def _corpus_fingerprint(path: str) -> str:
-    """Changes whenever a document changes, so a long-lived process never serves a stale split."""
-    p = Path(path)
-    files = [p] if p.is_file() else sorted(p.glob("*/prepared_input.json")) + sorted(p.glob("prepared_input.json"))
-    parts = []
-    for f in files:
-        try:
-            st = f.stat()
-        except OSError:
-            continue
-        parts.append(f"{f}:{st.st_mtime_ns}:{st.st_size}")
-    return "|".join(parts)
+_FILES: dict[str, dict[str, tuple[str, str]]] = {}
+"""Corpus folder -> personality id -> (its valid document, the file's fingerprint when last scanned)."""
 
 
-@functools.lru_cache(maxsize=4)
-def _documents(path: str, fingerprint: str) -> dict[str, PreparedInput]:
-    from interviewsim_core.loader import load_document
+def _document_file(corpus: str, personality_id: str) -> tuple[str, str]:
+    """The personality's valid document and its fingerprint, never stale: the file's own ``stat`` when it is
+    unchanged since the last scan, a scan of the corpus (``scan_corpus``, which re-validates only the files that
+    changed) when it changed or the id is unknown.
 
-    scan = scan_corpus(path)
-    return {pid: load_document(file) for pid, file in scan.valid.items()}
+    Why one file's ``stat`` and not the corpus's: a check asks for the split of every partition it checks, and a
+    fingerprint of the whole folder on every ask cost a glob and a ``stat`` per personality each time, so the
+    recording of a 1,000-personality run spent most of its time there (issue 43).
+
+    Raises:
+        KeyError: the personality has no valid document in the corpus now.
+    """
+    known = _FILES.get(corpus, {}).get(personality_id)
+    if known is not None and file_fingerprint(Path(known[0])) == known[1]:
+        return known
+    scan = scan_corpus(corpus)
+    _FILES[corpus] = {pid: (file, scan.states[file].fingerprint) for pid, file in scan.valid.items()}
+    if personality_id not in _FILES[corpus]:
+        raise KeyError(
+            f"personality {personality_id!r} is a registered partition but has no valid document in {corpus}; "
+            "fix or restore its prepared_input.json (the sensor log lists invalid files)"
+        )
+    return _FILES[corpus][personality_id]
 
 
 @functools.lru_cache(maxsize=256)
-def _split(path: str, fingerprint: str, personality_id: str) -> HeldOutSplit:
+def _split(file: str, fingerprint: str, personality_id: str) -> HeldOutSplit:
+    """``fingerprint`` is in the key so an edited file is split again; the document was validated by the scan."""
+    from interviewsim_core.loader import load_document
     from interviewsim_core.split import split_personality
 
-    docs = _documents(path, fingerprint)
-    if personality_id not in docs:
-        raise KeyError(
-            f"personality {personality_id!r} is a registered partition but has no valid document in {path}; "
-            "fix or restore its prepared_input.json (the sensor log lists invalid files)"
-        )
-    return split_personality(docs[personality_id])
+    return split_personality(load_document(file))
 
 
 class GatewayResource(dg.ConfigurableResource):
