@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
 import pandas as pd
 
 from .defs.corpus.partitions import PERSONALITY, dims_of
+from .event_log_storage import latest_materializations
 from .io_managers import read_partitions
 from .run_keys import run_keys, run_partitions_def
 
@@ -71,19 +71,14 @@ def per_partition(
     yield dg.Output(None, output_name="result")
 
 
-QUERY_CHUNK = 500
-"""Partitions per look-up query (old SQLite builds allow 999 bound parameters in one statement)."""
-
-
 def _targets(context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey, partitions: list[str]) -> dict:
     """Each partition's latest materialisation, which its verdict is about: the UI counts a verdict as
     current only when it names that materialisation (else the partition shows no status at all).
 
-    One query for the run's partitions, newest first: the first record of a partition in that order is
-    its latest, and the run being checked has just written every one of them, so the newest
-    ``len(partitions)`` records normally hold them all; a partition missing there (not written by
-    this run) gets a query of its own. One query per partition cost 1.8 s of a 6-personality run and
-    grows with the corpus (issue 21).
+    Read from the event log's index columns (``event_log_storage.latest_materializations``), not from the events:
+    the records' query walked every materialisation of the asset, newest first, and deserialised each event found
+    with its metadata, 0.35-1.3 s for a block of 256 partitions at 1,000 personalities, against 0.01 s for the ids;
+    one query per partition before that cost 1.8 s of a 6-personality run (issue 21).
 
     ``AssetCheckEvaluationTargetMaterializationData`` is the type of ``AssetCheckEvaluation``'s public
     ``target_materialization_data`` argument but is not exported by ``dagster``; Dagster's own
@@ -93,24 +88,10 @@ def _targets(context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey, par
         AssetCheckEvaluationTargetMaterializationData,
     )
 
-    def latest(wanted: list[str], limit: int) -> dict[str, Any]:
-        found: dict[str, Any] = {}
-        records = context.instance.fetch_materializations(
-            dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=wanted), limit=limit).records
-        for r in records:  # newest first
-            if r.partition_key not in found:
-                found[r.partition_key] = AssetCheckEvaluationTargetMaterializationData(
-                    storage_id=r.storage_id, run_id=r.run_id, timestamp=r.timestamp)
-        return found
-
-    out: dict[str, Any] = {}
-    for i in range(0, len(partitions), QUERY_CHUNK):
-        chunk = partitions[i:i + QUERY_CHUNK]
-        out.update(latest(chunk, len(chunk)))
-    for key in partitions:
-        if key not in out:
-            out.update(latest([key], 1))
-    return out
+    return {partition: AssetCheckEvaluationTargetMaterializationData(storage_id=storage_id, run_id=run_id,
+                                                                     timestamp=timestamp)
+            for partition, (storage_id, run_id, timestamp)
+            in latest_materializations(context.instance, asset_key, partitions).items()}
 
 
 def failed_checks(instance: dg.DagsterInstance, graph, personalities: Sequence[str],

@@ -55,6 +55,9 @@ the asset's row rewritten with a second copy of each event, of which only the ba
 gets the batch in one statement and the index one transaction holding every event and its tags, then the asset's row
 once, from the batch's last event.
 
+Beside the class, ``latest_materializations``: each partition's latest materialisation as the check verdicts point at
+it, from the index's columns (any SQL event log), not from its deserialised events.
+
 Otherwise as Dagster's: the same files and tables (``dagster.yaml``'s layout under ``DAGSTER_HOME``,
 ``history/runs``), one transaction at a time under the storage's own lock, and Dagster's schema set-up
 on a file's first use. Configured in the repository's ``dagster.yaml`` (``event_log_storage``); an
@@ -65,18 +68,22 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import datetime
 import os
 import time
 from collections.abc import Iterator
 from typing import Any
 
+import dagster as dg
+
 # Private on purpose, and only here: Dagster exports no public base for an event log storage, and this class
 # is its SQLite one with a few methods changed (_connect, has_table, wipe, dispose, store_event_batch, which writes
-# Dagster's own event table and picks the events its store_event mirrors in the index: ASSET_EVENTS).
-# tests/dagster/test_dg_pools.py and test_event_batch.py exercise them against the pinned Dagster, so an upgrade
-# that moves them fails there rather than in a user's run.
-from dagster._core.events import ASSET_EVENTS
-from dagster._core.storage.event_log import SqliteEventLogStorage
+# Dagster's own event table and picks the events its store_event mirrors in the index: ASSET_EVENTS), and
+# latest_materializations reads the index's event table by its columns (SqlEventLogStorage.index_connection).
+# tests/dagster/test_dg_pools.py, test_event_batch.py and test_latest_materializations.py exercise them against
+# the pinned Dagster, so an upgrade that moves them fails there rather than in a user's run.
+from dagster._core.events import ASSET_EVENTS, DagsterEventType
+from dagster._core.storage.event_log import SqlEventLogStorage, SqliteEventLogStorage
 from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
 from dagster._core.storage.sql import create_engine
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
@@ -89,6 +96,9 @@ from . import check_states
 KEPT_FILES = 32
 """At most this many event log files held open by an engine's idle connection (see the module): an ``interviewsim run``
 writes about a dozen (the index and one per run), a UI process may read hundreds of runs over its life."""
+
+QUERY_CHUNK = 500
+"""Partitions per look-up query (old SQLite builds allow 999 bound parameters in one statement)."""
 
 DYNAMIC_KEYS_TTL_S = 1.0
 """How long a dynamic partition set's keys, once read, answer look-ups without reading the index again (see the module)."""
@@ -234,3 +244,34 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
     def _stored_check_states_stale(self) -> None:
         if self.has_instance:  # a storage used on its own (no instance) stores no check state
             check_states.bump_epoch(self._instance.run_storage)
+
+
+def latest_materializations(instance: dg.DagsterInstance, asset_key: dg.AssetKey,
+                            partitions: list[str]) -> dict[str, tuple[int, str, float]]:
+    """Partition -> (storage id, run id, timestamp) of its latest materialisation, for those of ``partitions`` that
+    have one, read from the index's columns without deserialising an event (``check_results._targets`` says why).
+
+    Any SQL event log (this one, Dagster's SQLite or PostgreSQL one) answers from its ``event_logs`` table: the
+    latest id per partition (Dagster's ``get_latest_storage_id_by_partition``, over the asset-partition index),
+    then the run id and insert time of those rows by primary key. Another kind of storage reads the records."""
+    storage = instance.event_log_storage
+    ids: dict[str, int] = {}
+    for i in range(0, len(partitions), QUERY_CHUNK):
+        ids.update(storage.get_latest_storage_id_by_partition(
+            asset_key, DagsterEventType.ASSET_MATERIALIZATION, set(partitions[i:i + QUERY_CHUNK])))
+    by_id: dict[int, tuple[str, float]] = {}
+    wanted = sorted(ids.values())
+    for i in range(0, len(wanted), QUERY_CHUNK):
+        chunk = wanted[i:i + QUERY_CHUNK]
+        if isinstance(storage, SqlEventLogStorage):
+            table = SqlEventLogStorageTable
+            with storage.index_connection() as conn:
+                rows = conn.execute(table.select().with_only_columns(table.c.id, table.c.run_id, table.c.timestamp)
+                                    .where(table.c.id.in_(chunk))).fetchall()
+            # Stored as naive UTC (``_event_insert_timestamp``); only shown in the UI, the storage id is what counts.
+            by_id.update({r[0]: (r[1], r[2].replace(tzinfo=datetime.timezone.utc).timestamp()) for r in rows})
+        else:
+            records = instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=asset_key, storage_ids=chunk), limit=len(chunk)).records
+            by_id.update({r.storage_id: (r.run_id, r.timestamp) for r in records})
+    return {partition: (storage_id, *by_id[storage_id]) for partition, storage_id in ids.items() if storage_id in by_id}
