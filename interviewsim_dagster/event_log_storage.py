@@ -82,7 +82,7 @@ import dagster as dg
 # latest_materializations reads the index's event table by its columns (SqlEventLogStorage.index_connection).
 # tests/dagster/test_dg_pools.py, test_event_batch.py and test_latest_materializations.py exercise them against
 # the pinned Dagster, so an upgrade that moves them fails there rather than in a user's run.
-from dagster._core.events import ASSET_EVENTS, DagsterEventType
+from dagster._core.events import ASSET_EVENTS
 from dagster._core.storage.event_log import SqlEventLogStorage, SqliteEventLogStorage
 from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
 from dagster._core.storage.sql import create_engine
@@ -258,7 +258,7 @@ def latest_materializations(instance: dg.DagsterInstance, asset_key: dg.AssetKey
     ids: dict[str, int] = {}
     for i in range(0, len(partitions), QUERY_CHUNK):
         ids.update(storage.get_latest_storage_id_by_partition(
-            asset_key, DagsterEventType.ASSET_MATERIALIZATION, set(partitions[i:i + QUERY_CHUNK])))
+            asset_key, dg.DagsterEventType.ASSET_MATERIALIZATION, set(partitions[i:i + QUERY_CHUNK])))
     by_id: dict[int, tuple[str, float]] = {}
     wanted = sorted(ids.values())
     for i in range(0, len(wanted), QUERY_CHUNK):

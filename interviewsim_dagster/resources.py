@@ -19,7 +19,7 @@ from pydantic import PrivateAttr
 
 from interviewsim_core.pipeline.config import EvalConfig
 
-from .registration import file_fingerprint, scan_corpus
+from .registration import ScanResult, file_fingerprint, scan_corpus
 
 if TYPE_CHECKING:
     from interviewsim_core.embeddings import Embedder
@@ -63,11 +63,11 @@ class CorpusResource(dg.ConfigurableResource):
     def split(self, personality_id: str) -> HeldOutSplit:
         """The held-out split of one personality; cached per process, as every asset of a run needs it."""
         file, fingerprint = _document_file(self.path, personality_id)
-        return _split(file, fingerprint, personality_id)
+        return _split(file, fingerprint)
 
 
-_FILES: dict[str, dict[str, tuple[str, str]]] = {}
-"""Corpus folder -> personality id -> (its valid document, the file's fingerprint when last scanned)."""
+_SCANS: dict[str, ScanResult] = {}
+"""Corpus folder -> this process's last scan of it: each valid document and its fingerprint when scanned."""
 
 
 def _document_file(corpus: str, personality_id: str) -> tuple[str, str]:
@@ -82,21 +82,21 @@ def _document_file(corpus: str, personality_id: str) -> tuple[str, str]:
     Raises:
         KeyError: the personality has no valid document in the corpus now.
     """
-    known = _FILES.get(corpus, {}).get(personality_id)
-    if known is not None and file_fingerprint(Path(known[0])) == known[1]:
-        return known
-    scan = scan_corpus(corpus)
-    _FILES[corpus] = {pid: (file, scan.states[file].fingerprint) for pid, file in scan.valid.items()}
-    if personality_id not in _FILES[corpus]:
-        raise KeyError(
-            f"personality {personality_id!r} is a registered partition but has no valid document in {corpus}; "
-            "fix or restore its prepared_input.json (the sensor log lists invalid files)"
-        )
-    return _FILES[corpus][personality_id]
+    scan = _SCANS.get(corpus)
+    file = scan.valid.get(personality_id) if scan is not None else None
+    if file is None or file_fingerprint(Path(file)) != scan.states[file].fingerprint:
+        scan = _SCANS[corpus] = scan_corpus(corpus)
+        file = scan.valid.get(personality_id)
+        if file is None:
+            raise KeyError(
+                f"personality {personality_id!r} is a registered partition but has no valid document in {corpus}; "
+                "fix or restore its prepared_input.json (the sensor log lists invalid files)"
+            )
+    return file, scan.states[file].fingerprint
 
 
 @functools.lru_cache(maxsize=256)
-def _split(file: str, fingerprint: str, personality_id: str) -> HeldOutSplit:
+def _split(file: str, fingerprint: str) -> HeldOutSplit:
     """``fingerprint`` is in the key so an edited file is split again; the document was validated by the scan."""
     from interviewsim_core.loader import load_document
     from interviewsim_core.split import split_personality
